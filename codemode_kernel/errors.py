@@ -1,0 +1,120 @@
+"""The exception hierarchy of codemode-kernel.
+
+Catch broad, recover narrow::
+
+    CodeModeError                   anything this package raises on purpose
+    ├── ConfigError                 a config file is wrong: names the file, the JSON path and the fix
+    │   └── UntrustedConfigError    a project file would start commands and is not trusted yet
+    ├── ToolNameCollisionError      two tools (or a tool and a reserved name) map to one function name
+    ├── ServerError                 an MCP server could not start, died, or answered nonsense
+    ├── ToolArgumentError           arguments do not fit the tool's input schema (nothing was sent)
+    ├── ToolError                   the server ran the tool and reported isError
+    ├── ToolTimeoutError            a tool call did not finish within its timeout
+    └── UnknownToolError            no configured tool has that name
+
+Every message says what went wrong and what to do about it, so it can be shown to a user (or a model)
+as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CodeModeError",
+    "ConfigError",
+    "ServerError",
+    "ToolArgumentError",
+    "ToolError",
+    "ToolNameCollisionError",
+    "ToolTimeoutError",
+    "UnknownToolError",
+    "UntrustedConfigError",
+]
+
+
+class CodeModeError(Exception):
+    """Root of every error codemode-kernel raises on purpose."""
+
+
+class ConfigError(CodeModeError):
+    """A configuration file cannot be used as written.
+
+    ``file`` is the file (or None for built-in defaults), ``path`` the JSON path of the field
+    (``mcpServers.weather.command``), ``fix`` a sentence that says what would make it work.
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, path: str | None = None, fix: str | None = None):
+        self.file = file
+        self.path = path
+        self.fix = fix
+        self.reason = message
+        where = file or "<config>"
+        if path:
+            where += f": {path}"
+        text = f"{where}: {message}"
+        if fix:
+            text += f"\n  fix: {fix}"
+        super().__init__(text)
+
+
+class UntrustedConfigError(ConfigError):
+    """A project-local config would start commands, but the user has not trusted this file content yet."""
+
+
+class ToolNameCollisionError(CodeModeError):
+    """Tool names collide after conversion to Python identifiers, or take a reserved name."""
+
+    def __init__(self, message: str, *, tools: list[str]):
+        self.tools = tools
+        super().__init__(message)
+
+
+class ServerError(CodeModeError):
+    """An MCP server failed: it did not start, it died, or its answer could not be used.
+
+    ``log_path`` points at the file that holds the server's stderr, when there is one.
+    """
+
+    def __init__(self, message: str, *, server: str, log_path: str | None = None):
+        self.server = server
+        self.log_path = log_path
+        text = f"server {server!r}: {message}"
+        if log_path:
+            text += f" (stderr log: {log_path})"
+        super().__init__(text)
+
+
+class ToolArgumentError(CodeModeError, TypeError):
+    """The arguments do not fit the tool's input schema; nothing was sent to the server.
+
+    It is also a ``TypeError``, which is what Python raises for a bad call.
+    """
+
+    def __init__(self, message: str, *, tool: str, field: str | None = None):
+        self.tool = tool
+        self.field = field
+        super().__init__(message)
+
+
+class ToolError(CodeModeError):
+    """The server ran the tool and reported a failure (``isError``); the message is the server's."""
+
+    def __init__(self, message: str, *, tool: str, server: str | None = None, content: Any = None):
+        self.tool = tool
+        self.server = server
+        self.content = content
+        super().__init__(message)
+
+
+class ToolTimeoutError(CodeModeError, TimeoutError):
+    """A tool call did not finish within its timeout; the call was cancelled at the server."""
+
+    def __init__(self, message: str, *, tool: str, timeout: float):
+        self.tool = tool
+        self.timeout = timeout
+        super().__init__(message)
+
+
+class UnknownToolError(CodeModeError, LookupError):
+    """No configured tool has this name; the message lists the closest names."""

@@ -1,0 +1,60 @@
+"""ToolSpec: one MCP tool as the hub listed it, the input of type generation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ToolSpec"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a server listed it, with its schemas kept raw (exactly as sent).
+
+    Keeping the raw schemas means argument validation never depends on how well they were translated
+    to Python types. ``warnings`` holds what was repaired while listing (a missing ``"type"``...).
+    """
+
+    server: str
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+    title: str | None = None
+    annotations: dict[str, Any] | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def qualified_name(self) -> str:
+        """``server/tool``, the form ``excludedTools`` accepts and messages use."""
+        return f"{self.server}/{self.name}"
+
+    @classmethod
+    def from_wire(cls, server: str, tool: dict[str, Any]) -> ToolSpec:
+        """Build from a tools/list entry in wire (camelCase) form, repairing what real servers get wrong."""
+        warnings: list[str] = []
+        name = str(tool.get("name", ""))
+        schema = tool.get("inputSchema")
+        if not isinstance(schema, dict):
+            if schema is not None:
+                warnings.append(f"tool {name!r}: inputSchema is not an object; treated as taking no arguments")
+            schema = {"type": "object"}
+        elif "type" not in schema:
+            warnings.append(f"tool {name!r}: inputSchema has no \"type\"; assumed \"object\"")
+            schema = {"type": "object", **schema}
+        output = tool.get("outputSchema")
+        if output is not None and not isinstance(output, dict):
+            warnings.append(f"tool {name!r}: outputSchema is not an object; ignored")
+            output = None
+        annotations = tool.get("annotations")
+        return cls(
+            server=server,
+            name=name,
+            description=str(tool.get("description") or ""),
+            input_schema=schema,
+            output_schema=output,
+            title=tool.get("title") if isinstance(tool.get("title"), str) else None,
+            annotations=annotations if isinstance(annotations, dict) else None,
+            warnings=tuple(warnings),
+        )
