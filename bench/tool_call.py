@@ -1,0 +1,98 @@
+"""Latency of one trivial tool call: the MCP SDK client directly versus the ToolHub's sync wrapper.
+
+Both talk to the same embedded weather server over stdio, in the same run, alternating rounds so
+machine noise hits both alike. Prints JSON: the medians in milliseconds and their ratio (target: the
+hub costs at most 1.2x a direct call). Exit code 1 when the target is missed.
+
+    python bench/tool_call.py [--calls 300] [--rounds 5] [--target 1.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters, stdio_client
+
+from codemode_kernel.config import ServerConfig
+from codemode_kernel.hub import ToolHub
+
+SERVER = [sys.executable, "-m", "codemode_kernel.servers.weather"]
+TOOL, ARGS = "get_weather", {"city": "Oslo", "unit": "celsius"}
+
+
+async def direct_round(client: Client, calls: int) -> list[float]:
+    """Durations (ms) of ``calls`` sequential calls made with the SDK client itself."""
+    out = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        await client.call_tool(TOOL, ARGS)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def hub_round(hub: ToolHub, calls: int) -> list[float]:
+    """Durations (ms) of ``calls`` sequential calls through the hub's blocking API."""
+    out = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        hub.call("weather", TOOL, ARGS)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def run(calls: int, rounds: int) -> dict[str, Any]:
+    """Measure both ways, interleaved; return the JSON report."""
+    direct: list[float] = []
+    via_hub: list[float] = []
+    loop = asyncio.new_event_loop()
+    params = StdioServerParameters(command=SERVER[0], args=SERVER[1:])
+    with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "direct.log", "w") as errlog:
+        client = Client(stdio_client(params, errlog=errlog), mode="legacy")
+        loop.run_until_complete(client.__aenter__())
+        loop.run_until_complete(client.list_tools())
+        config = ServerConfig(name="weather", transport="stdio", command=SERVER[0], args=SERVER[1:])
+        with ToolHub([config], state_dir=Path(tmp) / ".codemode") as hub:
+            loop.run_until_complete(direct_round(client, 20))  # warm-up, not counted
+            hub_round(hub, 20)
+            for _ in range(rounds):
+                direct += loop.run_until_complete(direct_round(client, calls))
+                via_hub += hub_round(hub, calls)
+        loop.run_until_complete(client.__aexit__(None, None, None))
+    loop.close()
+    direct_ms, hub_ms = statistics.median(direct), statistics.median(via_hub)
+    return {
+        "benchmark": "tool_call",
+        "tool": TOOL,
+        "calls": calls * rounds,
+        "direct_sdk_median_ms": round(direct_ms, 3),
+        "hub_sync_median_ms": round(hub_ms, 3),
+        "ratio": round(hub_ms / direct_ms, 3),
+        "direct_sdk_p90_ms": round(statistics.quantiles(direct, n=10)[-1], 3),
+        "hub_sync_p90_ms": round(statistics.quantiles(via_hub, n=10)[-1], 3),
+    }
+
+
+def main() -> int:
+    """Run the benchmark and print its JSON report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300, help="calls per round and way")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
+    parser.add_argument("--target", type=float, default=1.2, help="highest acceptable hub/direct ratio")
+    args = parser.parse_args()
+    report = run(args.calls, args.rounds)
+    report["target_ratio"] = args.target
+    report["meets_target"] = report["ratio"] <= args.target
+    print(json.dumps(report, indent=2))
+    return 0 if report["meets_target"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,220 @@
+"""The ``codemode`` command: look at your MCP tools as Python, check your setup, trust a project config."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from collections.abc import Sequence
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from .config import Config, find_config, load_config, trust_config
+from .errors import CodeModeError, ConfigError, UntrustedConfigError
+from .hub import ServerStatus
+from .toolbox import RESERVED_NAMES, Toolbox
+from .toolspec import ToolSpec
+from .typegen import build_tool_models, render_stubs
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 fine, 1 a problem was reported, 2 usage)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        code: int = args.run(args)
+    except CodeModeError as exc:
+        print(f"codemode: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codemode",
+        description="Code mode for Jupyter: every MCP tool as a typed Python function.",
+        epilog="Config is found in this order: --config, $CODEMODE_CONFIG, ./codemode.json, ./.mcp.json, "
+        "./.vscode/mcp.json, ~/.config/codemode/config.json; with none, the embedded demo servers.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('codemode-kernel')}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    tools = sub.add_parser(
+        "tools",
+        help="print every tool as Python stub source",
+        description="Connect to the configured servers and print the Python stubs of their tools, grouped by "
+        "server (valid Python: what an LLM reads). Servers that failed are listed as comments. With "
+        "--tools-json, print the stubs of a saved tools/list answer instead, with no server running.",
+    )
+    tools.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
+    tools.add_argument(
+        "--tools-json",
+        metavar="FILE",
+        help='a saved tools/list answer: {"tools": [...]} or a list of tools ("-" reads standard input)',
+    )
+    tools.add_argument("--server", metavar="NAME", help="server name for --tools-json (default: the file name)")
+    tools.add_argument("--no-header", action="store_true", help="leave out the import lines")
+    tools.set_defaults(run=_cmd_tools)
+
+    doctor = sub.add_parser(
+        "doctor",
+        help="check the config and every server, with fixes",
+        description="Say where the config was found, connect to every server, and report each server's state, "
+        "tool count and problems with what would fix them. Exit code 1 when anything failed.",
+    )
+    doctor.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
+    doctor.set_defaults(run=_cmd_doctor)
+
+    trust = sub.add_parser(
+        "trust",
+        help="allow a project config to start its servers",
+        description="Trust a project-local config (codemode.json, .mcp.json, .vscode/mcp.json) so its stdio "
+        "servers may start. Trust is remembered for this exact file content; editing the file asks again.",
+    )
+    trust.add_argument("path", nargs="?", help="the file to trust (default: the project config found here)")
+    trust.set_defaults(run=_cmd_trust)
+    return parser
+
+
+# -- tools --------------------------------------------------------------------------------------------
+
+
+def _cmd_tools(args: argparse.Namespace) -> int:
+    if args.tools_json:
+        specs = _read_tools_json(args.tools_json, args.server)
+        models = build_tool_models(specs, reserved=RESERVED_NAMES)
+        print(render_stubs(models, header=not args.no_header))
+        return EXIT_OK
+    config = load_config(args.config)
+    with Toolbox(config) as toolbox:
+        failed = [s for s in toolbox.status() if s.state == "failed"]
+        print(toolbox.stubs(header=not args.no_header))
+        for status in failed:
+            print(f"# server {status.name!r} failed: {status.error}")
+            if status.log_path:
+                print(f"#   stderr log: {status.log_path}")
+    return EXIT_PROBLEMS if failed else EXIT_OK
+
+
+def _read_tools_json(source: str, server: str | None) -> list[ToolSpec]:
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read it: {exc.strerror}", file=source) from None
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", file=source) from None
+    if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
+        data = data["result"]  # a whole JSON-RPC response
+    tools = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(tools, list):
+        raise ConfigError(
+            'expected {"tools": [...]} or a list of tools', file=source, fix="save the result of a tools/list call"
+        )
+    name = server or (Path(source).stem if source != "-" else "tools")
+    specs = []
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            raise ConfigError("a tool must be an object with a string name", file=source, path=f"tools[{index}]")
+        spec = ToolSpec.from_wire(name, tool)
+        for warning in spec.warnings:
+            print(f"codemode: warning: {warning}", file=sys.stderr)
+        specs.append(spec)
+    return specs
+
+
+# -- doctor -------------------------------------------------------------------------------------------
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    print(f"codemode-kernel {version('codemode-kernel')}, mcp {version('mcp')}, Python {platform.python_version()}")
+    try:
+        config = load_config(args.config)
+    except UntrustedConfigError as exc:
+        print(f"config: {exc.file} (project, NOT TRUSTED)\n  problem: {exc.reason}\n  fix: {exc.fix}")
+        return EXIT_PROBLEMS
+    except ConfigError as exc:
+        print(f"config: {exc.file or 'unknown'} (cannot be used)\n  problem: {exc}")
+        return EXIT_PROBLEMS
+    _print_config(config)
+    problems = len(config.warnings)
+    try:
+        with Toolbox(config) as toolbox:
+            statuses = toolbox.status()
+            tool_count = len(toolbox.models)
+    except CodeModeError as exc:
+        print(f"problem: {exc}")
+        return EXIT_PROBLEMS
+    print("servers:")
+    for status in statuses:
+        print(_describe_server(status))
+        problems += status.state == "failed"
+    print(f"tools: {tool_count} Python functions")
+    print("no problems found" if problems == 0 else f"{problems} problem(s) found")
+    return EXIT_OK if problems == 0 else EXIT_PROBLEMS
+
+
+def _print_config(config: Config) -> None:
+    where = str(config.source) if config.source else "none found: using the embedded demo servers"
+    print(f"config: {where} ({config.origin})")
+    print(f"workspace: {config.workspace}")
+    for warning in config.warnings:
+        print(f"  warning: {warning}")
+
+
+def _describe_server(status: ServerStatus) -> str:
+    head = f"  {status.name} [{status.transport}]: {status.state}"
+    if status.state == "ready":
+        head += f", {status.tools} tools, protocol {status.protocol_version}"
+        if status.restarts:
+            head += f", restarted {status.restarts}x"
+    lines = [head]
+    if status.error:
+        lines.append(f"    problem: {status.error}")
+        lines.append(f"    fix: {_fix_for(status)}")
+    if status.log_path and status.state == "failed":
+        lines.append(f"    stderr log: {status.log_path}")
+    lines.extend(f"    warning: {w}" for w in status.warnings)
+    return "\n".join(lines)
+
+
+def _fix_for(status: ServerStatus) -> str:
+    error = status.error or ""
+    if "command not found" in error:
+        return "install the server, or give the full path of its command in the config"
+    if status.transport != "stdio":
+        return "check that the server is running and that its url and headers are right"
+    if "within" in error:
+        return 'the server is slow to start: give it a larger "timeout" or check its stderr log'
+    return 'read its stderr log; run the command by hand to see it fail; or set "disabled": true'
+
+
+# -- trust --------------------------------------------------------------------------------------------
+
+
+def _cmd_trust(args: argparse.Namespace) -> int:
+    if args.path:
+        path = Path(args.path)
+    else:
+        found, origin = find_config()
+        if found is None or origin != "project":
+            print("codemode: no project config here (codemode.json, .mcp.json, .vscode/mcp.json)", file=sys.stderr)
+            return EXIT_USAGE
+        path = found
+    stored = trust_config(path)
+    print(f"trusted {path.resolve()} (its current content); remembered in {stored}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

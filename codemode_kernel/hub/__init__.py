@@ -1,0 +1,6 @@
+"""The ToolHub and what it is made of: a loop thread, one connection per server."""
+
+from .connection import ServerConnection, ServerState
+from .hub import DEFAULT_CALL_TIMEOUT, ServerStatus, ToolHub
+
+__all__ = ["DEFAULT_CALL_TIMEOUT", "ServerConnection", "ServerState", "ServerStatus", "ToolHub"]

@@ -1,0 +1,293 @@
+"""ServerConnection: one MCP server, one owner task, on the hub's event loop.
+
+The MCP client is entered and left by the same task (the SDK's cancel scopes demand it); other tasks
+on the same loop make concurrent calls through it. When a stdio server dies, the next call restarts
+the connection once and is sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any, Literal
+
+import mcp_types as types
+from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.jsonrpc import CONNECTION_CLOSED
+from pydantic import ValidationError
+
+from ..config import ServerConfig
+from ..errors import ServerError
+from ..toolspec import ToolSpec
+
+__all__ = ["ProgressCallback", "ServerConnection", "ServerState"]
+
+log = logging.getLogger(__name__)
+
+ServerState = Literal["connecting", "ready", "failed", "disabled", "closed"]
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+_MAX_PAGES = 1000  # a server that pages forever must not hang the hub
+
+
+class ServerConnection:
+    """A live connection to one configured MCP server."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        log_dir: Path,
+        connect_timeout: float,
+        on_tools_changed: Callable[[ServerConnection], None],
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.state: ServerState = "disabled" if config.disabled else "connecting"
+        self.error: str | None = None
+        self.tools: list[ToolSpec] = []
+        self.warnings: list[str] = []
+        self.protocol_version: str | None = None
+        self.server_name: str | None = None
+        self.restarts = 0
+        self.log_path: Path | None = None
+        if config.transport == "stdio":
+            log_dir.mkdir(parents=True, exist_ok=True)
+            self.log_path = log_dir / f"{_safe_file_name(config.name)}.stderr.log"
+        self._connect_timeout = connect_timeout
+        self._on_tools_changed = on_tools_changed
+        self._client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._restart_lock = asyncio.Lock()
+        self._generation = 0
+
+    async def start(self) -> None:
+        """Connect and list tools; on failure record why (never raise: one server must not block others)."""
+        if self.config.disabled:
+            return
+        self.state = "connecting"
+        self.error = None
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._generation += 1
+        self._owner = asyncio.create_task(self._own(), name=f"mcp-server-{self.name}")
+        try:
+            await asyncio.wait_for(self._ready.wait(), self._connect_timeout)
+        except TimeoutError:
+            self._fail(f"did not finish connecting within {self._connect_timeout:g} s")
+            await self._stop_owner()
+
+    async def close(self) -> None:
+        """Disconnect (and stop a stdio server process)."""
+        await self._stop_owner()
+        if self.state != "disabled":
+            self.state = "closed"
+
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+    ) -> dict[str, Any]:
+        """Send tools/call and return the CallToolResult in wire form (camelCase JSON)."""
+        generation = self._generation
+        try:
+            return await self._send_call(tool, arguments, timeout, progress)
+        except MCPError as exc:
+            if exc.code != CONNECTION_CLOSED or self.config.transport != "stdio":
+                raise
+            await self._restart_once(generation, exc)
+            return await self._send_call(tool, arguments, timeout, progress)
+
+    async def refresh_tools(self) -> None:
+        """List tools again (after notifications/tools/list_changed) and tell the hub."""
+        if self._client is None:
+            return
+        self.tools = await self._list_tools(self._client)
+        self._on_tools_changed(self)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    async def _send_call(
+        self, tool: str, arguments: dict[str, Any], timeout: float | None, progress: ProgressCallback | None
+    ) -> dict[str, Any]:
+        client = self._require_client()
+        # session.send_request rather than client.call_tool: call_tool raises (and loses the result)
+        # when structuredContent violates the tool's own outputSchema, which real servers do; the hub
+        # checks that itself and warns instead.
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
+        result = await client.session.send_request(
+            request,
+            types.CallToolResult,
+            request_read_timeout_seconds=timeout,
+            progress_callback=_adapt_progress(progress) if progress is not None else None,
+        )
+        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+
+    def _require_client(self) -> Client:
+        if self._client is None or self.state != "ready":
+            reason = self.error or self.state
+            raise ServerError(f"not connected ({reason})", server=self.name, log_path=self._log_str())
+        return self._client
+
+    async def _restart_once(self, generation: int, cause: MCPError) -> None:
+        async with self._restart_lock:
+            if generation != self._generation:
+                return  # another call already restarted it
+            log.warning("server %r closed the connection; restarting it once", self.name)
+            await self._stop_owner()
+            self.restarts += 1
+            await self.start()
+            if self.state != "ready":
+                raise ServerError(
+                    f"the server died and did not come back: {self.error}", server=self.name, log_path=self._log_str()
+                ) from cause
+
+    async def _own(self) -> None:
+        """The owner task: enter the client, list tools, hold the connection until told to stop."""
+        errlog = open(self.log_path, "a", encoding="utf-8") if self.log_path else None  # noqa: SIM115
+        try:
+            async with Client(self._transport(errlog), mode=self._mode(), message_handler=self._on_message) as client:
+                self.protocol_version = client.protocol_version
+                info = client.server_info
+                self.server_name = info.name if info else None
+                self.tools = await self._list_tools(client)
+                self._client = client
+                self.state = "ready"
+                self._ready.set()
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # ExceptionGroup from the transport's task group included
+            self._fail(_describe(exc))
+        finally:
+            self._client = None
+            self._ready.set()
+            if errlog is not None:
+                errlog.close()
+
+    async def _stop_owner(self) -> None:
+        self._stop.set()
+        owner, self._owner = self._owner, None
+        if owner is not None and not owner.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(owner), 5.0)
+            except (TimeoutError, Exception):
+                owner.cancel()
+                with contextlib.suppress(BaseException):
+                    await owner
+
+    def _transport(self, errlog: Any) -> Any:
+        cfg = self.config
+        if cfg.transport == "stdio":
+            assert cfg.command is not None
+            params = StdioServerParameters(
+                command=cfg.command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd
+            )
+            return stdio_client(params, errlog=errlog)
+        assert cfg.url is not None
+        headers = dict(cfg.headers)
+        if cfg.transport == "sse":
+            return sse_client(cfg.url, headers=headers or None)
+        return streamable_http_client(cfg.url, http_client=create_mcp_http_client(headers=headers or None))
+
+    def _mode(self) -> Any:
+        return self.config.protocol
+
+    async def _list_tools(self, client: Client) -> list[ToolSpec]:
+        raw: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self._list_page(client, cursor)
+            raw.extend(page.get("tools") or [])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+        specs = [ToolSpec.from_wire(self.name, tool) for tool in raw if isinstance(tool, dict)]
+        self.warnings = [f"{self.name}: {w}" for spec in specs for w in spec.warnings]
+        for warning in self.warnings:
+            log.warning("%s", warning)
+        return specs
+
+    async def _list_page(self, client: Client, cursor: str | None) -> dict[str, Any]:
+        try:
+            page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+        except ValidationError:
+            # The SDK refuses listings that break the spec (an inputSchema without "type" is common in
+            # the wild). Ask again and take the raw answer; ToolSpec.from_wire repairs it with a warning.
+            return await _raw_request(client, "tools/list", {"cursor": cursor} if cursor else None)
+        dumped: dict[str, Any] = page.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            # Never await session I/O inside the handler: it runs on the dispatcher's read loop.
+            asyncio.get_running_loop().create_task(self._refresh_quietly())
+
+    async def _refresh_quietly(self) -> None:
+        try:
+            await self.refresh_tools()
+        except Exception as exc:
+            log.warning("server %r: could not refresh its tools: %s", self.name, exc)
+
+    def _fail(self, reason: str) -> None:
+        self.state = "failed"
+        self.error = reason
+        self._ready.set()
+
+    def _log_str(self) -> str | None:
+        return str(self.log_path) if self.log_path else None
+
+
+def _adapt_progress(callback: ProgressCallback) -> Any:
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        outcome = callback(progress, total, message)
+        if asyncio.iscoroutine(outcome):
+            await outcome
+
+    return forward
+
+
+async def _raw_request(client: Client, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Send a request and return the raw JSON result, skipping the SDK's result validation.
+
+    Uses two private attributes of the SDK's ClientSession (pinned to ``mcp<3``); the tests run it
+    against a server that sends the malformed listings this exists for.
+    """
+    session = client.session
+    data: dict[str, Any] = {"method": method}
+    if params:
+        data["params"] = params
+    opts: dict[str, Any] = {}
+    session._stamp(data, opts)  # type: ignore[attr-defined]  # noqa: SLF001
+    result: dict[str, Any] = await session._dispatcher.send_raw_request(method, data.get("params"), opts)  # noqa: SLF001
+    return result
+
+
+def _describe(exc: BaseException) -> str:
+    """One line that says why a connection failed, digging through exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
+        return "the server closed the connection during start-up (see its stderr log)"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"
+
+
+def _safe_file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "server"

@@ -1,0 +1,318 @@
+"""ToolHub: the broker that owns every MCP connection, runs every tool call and records it.
+
+All connections live on one background event loop thread (see ``loop.py``). Servers connect
+concurrently; one that fails is reported with its reason and stderr log and does not hold up the rest.
+Each call is validated against the tool's own input schema before anything is sent, bounded by a
+timeout that cancels it at the server, and appended to the CallLog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import jsonschema
+from mcp import MCPError
+
+from ..calllog import CallLog, CallRecord
+from ..config import ServerConfig
+from ..errors import ServerError, ToolArgumentError, ToolTimeoutError, UnknownToolError
+from ..toolspec import ToolSpec
+from ..typegen import ArgumentValidator
+from .connection import ProgressCallback, ServerConnection, ServerState
+from .loop import LoopThread
+
+__all__ = ["DEFAULT_CALL_TIMEOUT", "ServerStatus", "ToolHub"]
+
+DEFAULT_CALL_TIMEOUT = 60.0
+"""Seconds a tool call may take when neither the call nor the server's config says otherwise."""
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """What ``codemode doctor`` and ``%codemode status`` show about one server."""
+
+    name: str
+    transport: str
+    state: ServerState
+    tools: int
+    error: str | None
+    log_path: str | None
+    protocol_version: str | None
+    restarts: int
+    warnings: tuple[str, ...]
+
+
+class ToolHub:
+    """Connections to the configured MCP servers, with a sync API over an async core.
+
+    Use it as a context manager, or call ``start()`` and ``close()``. Every method without an ``a``
+    prefix blocks; the ``a``-prefixed twins can be awaited from any event loop.
+    """
+
+    def __init__(
+        self,
+        servers: Iterable[ServerConfig],
+        *,
+        state_dir: Path | None = None,
+        connect_timeout: float = 60.0,
+        call_log: CallLog | None = None,
+    ) -> None:
+        self._configs = list(servers)
+        self.state_dir = state_dir
+        self.call_log = call_log if call_log is not None else CallLog(spill_dir=state_dir)
+        self._connect_timeout = connect_timeout
+        self._loop: LoopThread | None = None
+        self._connections: dict[str, ServerConnection] = {}
+        self._validators: dict[tuple[str, str], ArgumentValidator] = {}
+        self._listeners: list[Callable[[], None]] = []
+        self.tools_version = 0
+        """Grows by one whenever any server's tool list changes."""
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def start(self) -> ToolHub:
+        """Connect to every enabled server at once and wait until each is ready or has failed."""
+        if self._loop is None:
+            self._loop = LoopThread()
+        self._loop.run(self._start_all())
+        return self
+
+    async def astart(self) -> ToolHub:
+        """Async twin of ``start``."""
+        if self._loop is None:
+            self._loop = LoopThread()
+        await self._loop.run_async(self._start_all())
+        return self
+
+    def close(self) -> None:
+        """Disconnect every server and stop the loop thread."""
+        if self._loop is None:
+            return
+        self._loop.run(self._close_all())
+        self._loop.stop()
+        self._loop = None
+
+    async def aclose(self) -> None:
+        """Async twin of ``close``."""
+        if self._loop is None:
+            return
+        await self._loop.run_async(self._close_all())
+        self._loop.stop()
+        self._loop = None
+
+    def __enter__(self) -> ToolHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ToolHub:
+        return await self.astart()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # -- what is there ----------------------------------------------------------------------------
+
+    def status(self) -> list[ServerStatus]:
+        """One entry per configured server, in config order."""
+        out = []
+        for cfg in self._configs:
+            conn = self._connections.get(cfg.name)
+            state: ServerState = conn.state if conn else ("disabled" if cfg.disabled else "connecting")
+            out.append(
+                ServerStatus(
+                    name=cfg.name,
+                    transport=cfg.transport,
+                    state=state,
+                    tools=len(conn.tools) if conn and state == "ready" else 0,
+                    error=conn.error if conn else None,
+                    log_path=str(conn.log_path) if conn and conn.log_path else None,
+                    protocol_version=conn.protocol_version if conn else None,
+                    restarts=conn.restarts if conn else 0,
+                    warnings=tuple(conn.warnings) if conn else (),
+                )
+            )
+        return out
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """Every tool of every ready server, servers in config order."""
+        return [
+            spec
+            for cfg in self._configs
+            if (conn := self._connections.get(cfg.name)) is not None and conn.state == "ready"
+            for spec in conn.tools
+        ]
+
+    def on_tools_changed(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` (on the hub's thread) whenever a server's tool list changes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    def call(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        execution_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool and return its CallToolResult in wire (camelCase JSON) form.
+
+        A result with ``isError`` is returned, not raised (``results.decode_result`` raises it).
+        An interrupt (KeyboardInterrupt) while waiting cancels the call at the server.
+
+        Raises:
+            UnknownToolError: no such server or tool.
+            ToolArgumentError: the arguments do not fit the tool's input schema; nothing was sent.
+            ToolTimeoutError: no answer within the timeout; the call was cancelled at the server.
+            ServerError: the server is not connected or the connection failed.
+        """
+        return self._require_loop().run(self._call(server, tool, arguments or {}, timeout, progress, execution_id))
+
+    async def acall(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        execution_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Async twin of ``call``, awaitable from any event loop."""
+        loop = self._require_loop()
+        return await loop.run_async(self._call(server, tool, arguments or {}, timeout, progress, execution_id))
+
+    def refresh(self) -> None:
+        """List every ready server's tools again."""
+        self._require_loop().run(self._refresh_all())
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _require_loop(self) -> LoopThread:
+        if self._loop is None:
+            raise ServerError("the hub is not started; use it in a with block or call start()", server="*")
+        return self._loop
+
+    async def _start_all(self) -> None:
+        log_dir = (self.state_dir or Path.cwd() / ".codemode") / "logs"
+        for cfg in self._configs:
+            if cfg.name not in self._connections:
+                self._connections[cfg.name] = ServerConnection(
+                    cfg, log_dir=log_dir, connect_timeout=self._connect_timeout, on_tools_changed=self._tools_changed
+                )
+        await asyncio.gather(*(conn.start() for conn in self._connections.values() if conn.state != "ready"))
+        self.tools_version += 1
+
+    async def _close_all(self) -> None:
+        await asyncio.gather(*(conn.close() for conn in self._connections.values()), return_exceptions=True)
+
+    async def _refresh_all(self) -> None:
+        ready = [c for c in self._connections.values() if c.state == "ready"]
+        await asyncio.gather(*(c.refresh_tools() for c in ready))
+
+    def _tools_changed(self, conn: ServerConnection) -> None:
+        self._validators = {key: v for key, v in self._validators.items() if key[0] != conn.name}
+        self.tools_version += 1
+        for listener in list(self._listeners):
+            listener()
+
+    def _find(self, server: str, tool: str) -> tuple[ServerConnection, ToolSpec]:
+        conn = self._connections.get(server)
+        if conn is None:
+            close = difflib.get_close_matches(server, list(self._connections), n=3)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise UnknownToolError(f"no server named {server!r}{hint} (servers: {', '.join(self._connections)})")
+        if conn.state != "ready":
+            raise ServerError(f"not connected ({conn.error or conn.state})", server=server, log_path=conn._log_str())
+        for spec in conn.tools:
+            if spec.name == tool:
+                return conn, spec
+        names = [s.name for s in conn.tools]
+        close = difflib.get_close_matches(tool, names, n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise UnknownToolError(f"server {server!r} has no tool {tool!r}{hint}")
+
+    def _validator(self, spec: ToolSpec) -> ArgumentValidator:
+        key = (spec.server, spec.name)
+        validator = self._validators.get(key)
+        if validator is None:
+            validator = self._validators[key] = ArgumentValidator(spec)
+        return validator
+
+    async def _call(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float | None,
+        progress: ProgressCallback | None,
+        execution_id: str | None,
+    ) -> dict[str, Any]:
+        conn, spec = self._find(server, tool)
+        record = self.call_log.start(server, tool, arguments, execution_id=execution_id)
+        try:
+            self._validator(spec).validate(arguments)
+        except ToolArgumentError as exc:
+            self.call_log.finish(record, "invalid_arguments", error=str(exc))
+            raise
+        limit = timeout if timeout is not None else (conn.config.timeout or DEFAULT_CALL_TIMEOUT)
+        try:
+            async with asyncio.timeout(limit):
+                result = await conn.call(tool, arguments, timeout=None, progress=progress)
+        except TimeoutError:
+            message = f"{server}/{tool} did not answer within {limit:g} s; the call was cancelled at the server"
+            self.call_log.finish(record, "timeout", error=message)
+            raise ToolTimeoutError(message, tool=tool, timeout=limit) from None
+        except asyncio.CancelledError:
+            self.call_log.finish(record, "cancelled", error="cancelled by the caller")
+            raise
+        except MCPError as exc:
+            self._fail(record, f"{exc.message} (MCP error {exc.code})")
+            raise ServerError(f"{tool}: {exc.message} (MCP error {exc.code})", server=server) from exc
+        except ServerError as exc:
+            self._fail(record, str(exc))
+            raise
+        except Exception as exc:
+            self._fail(record, f"{type(exc).__name__}: {exc}")
+            raise ServerError(f"{tool}: {type(exc).__name__}: {exc}", server=server) from exc
+        warnings = _check_output(spec, result)
+        self.call_log.finish(
+            record, "tool_error" if result.get("isError") else "ok", result=result, warnings=warnings
+        )
+        return result
+
+    def _fail(self, record: CallRecord, message: str) -> None:
+        self.call_log.finish(record, "server_error", error=message)
+
+
+def _check_output(spec: ToolSpec, result: dict[str, Any]) -> tuple[str, ...]:
+    """Warnings (not errors) for a result that breaks the tool's own outputSchema, as real servers do."""
+    if spec.output_schema is None or result.get("isError"):
+        return ()
+    structured = result.get("structuredContent")
+    if structured is None:
+        return (f"{spec.qualified_name}: has an outputSchema but returned no structuredContent",)
+    try:
+        error = jsonschema.exceptions.best_match(
+            jsonschema.validators.validator_for(spec.output_schema)(spec.output_schema).iter_errors(structured)
+        )
+    except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError, TypeError) as exc:
+        return (f"{spec.qualified_name}: its outputSchema is not valid JSON Schema ({exc}); result not checked",)
+    if error is None:
+        return ()
+    where = ".".join(str(p) for p in error.absolute_path) or "(root)"
+    return (f"{spec.qualified_name}: structuredContent does not match its outputSchema at {where}: {error.message}",)

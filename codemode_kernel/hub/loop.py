@@ -1,0 +1,73 @@
+"""A private asyncio event loop on a daemon thread, and the one way to run coroutines on it.
+
+Jupyter runs user code on the main thread inside its own loop, where ``asyncio.run`` fails; the hub's
+connections therefore live on a loop of their own. Waiting from the main thread is a blocking wait,
+which a kernel interrupt (KeyboardInterrupt) can break: the coroutine is then cancelled on the loop
+so nothing keeps running behind the user's back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["LoopThread"]
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """Owns an event loop running forever on a daemon thread."""
+
+    def __init__(self, name: str = "codemode-hub") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def in_loop_thread(self) -> bool:
+        """True when called from the loop's own thread (where blocking on it would deadlock)."""
+        return threading.current_thread() is self._thread
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Schedule ``coro`` on the loop; returns a thread-safe future."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the loop and block until it ends; an interrupt cancels it there."""
+        if self.in_loop_thread():
+            coro.close()
+            raise RuntimeError("blocking call made from the hub's own event loop; use the async API instead")
+        future = self.submit(coro)
+        try:
+            return future.result(timeout)
+        except BaseException:
+            future.cancel()
+            raise
+
+    async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` running on the hub's loop from any other event loop."""
+        if self.in_loop_thread():
+            return await coro
+        future = self.submit(coro)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    def stop(self) -> None:
+        """Stop the loop and join its thread."""
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        if not self.in_loop_thread():
+            self._thread.join(timeout=10)
+            if not self._thread.is_alive():
+                self.loop.close()

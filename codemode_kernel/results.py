@@ -1,0 +1,171 @@
+"""What a tool call returns in Python: the wire CallToolResult turned into values people use.
+
+- ``structuredContent``, or text that is a JSON object or array, becomes a ``ToolResult`` (a dict that
+  also answers attribute access: ``r.temperature`` and ``r["temperature"]``) or a list of them.
+- Plain text stays ``str``; several text blocks are joined with newlines.
+- Images and audio become ``Image`` / ``Audio`` objects that display in a notebook; embedded resources
+  and resource links become ``Resource`` / ``ResourceLink``. Mixed content comes back as a list.
+- ``isError`` raises ``ToolError`` carrying the server's message.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ToolError
+
+__all__ = ["Audio", "Image", "Resource", "ResourceLink", "ToolResult", "decode_result", "error_message"]
+
+
+class ToolResult(dict[str, Any]):
+    """A JSON object from a tool: a plain dict that also answers ``r.field``.
+
+    Dict methods win over fields of the same name (``r.items`` is the method; use ``r["items"]``).
+    Nested objects are ToolResults too, so ``r.location.city`` works.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            fields = ", ".join(sorted(self)) or "none"
+            raise AttributeError(f"result has no field {name!r} (fields: {fields})") from None
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *(k for k in self if k.isidentifier())})
+
+
+def wrap_json(value: Any) -> Any:
+    """Turn every JSON object inside ``value`` into a ToolResult (lists and scalars keep their type)."""
+    if isinstance(value, dict):
+        return ToolResult({k: wrap_json(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [wrap_json(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image a tool returned; shows itself in Jupyter and can be saved."""
+
+    data: bytes
+    mime_type: str
+
+    def save(self, path: str) -> None:
+        """Write the image bytes to ``path``."""
+        with open(path, "wb") as out:
+            out.write(self.data)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {self.mime_type: base64.b64encode(self.data).decode(), "text/plain": repr(self)}
+
+    def __repr__(self) -> str:
+        return f"<Image {self.mime_type}, {len(self.data)} bytes>"
+
+
+@dataclass(frozen=True)
+class Audio:
+    """An audio clip a tool returned; plays in Jupyter."""
+
+    data: bytes
+    mime_type: str
+
+    def save(self, path: str) -> None:
+        """Write the audio bytes to ``path``."""
+        with open(path, "wb") as out:
+            out.write(self.data)
+
+    def _repr_html_(self) -> str:
+        encoded = base64.b64encode(self.data).decode()
+        mime = self.mime_type.replace('"', "")
+        return f'<audio controls src="data:{mime};base64,{encoded}"></audio>'
+
+    def __repr__(self) -> str:
+        return f"<Audio {self.mime_type}, {len(self.data)} bytes>"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource embedded in a tool result: text or bytes, with its URI."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: bytes | None = None
+
+
+@dataclass(frozen=True)
+class ResourceLink:
+    """A link to a resource the server offers (not its content)."""
+
+    uri: str
+    name: str | None = None
+    mime_type: str | None = None
+    description: str | None = None
+
+
+def error_message(result: dict[str, Any]) -> str:
+    """The text of an isError result, as the server wrote it."""
+    texts = [b.get("text", "") for b in result.get("content") or [] if b.get("type") == "text"]
+    return "\n".join(t for t in texts if t) or "the tool reported an error without a message"
+
+
+def decode_result(result: dict[str, Any], *, tool: str, server: str | None = None) -> Any:
+    """Turn a wire CallToolResult into the Python value a tool function returns.
+
+    Raises:
+        ToolError: the result has ``isError`` set.
+    """
+    if result.get("isError"):
+        raise ToolError(error_message(result), tool=tool, server=server, content=result.get("content"))
+    if result.get("structuredContent") is not None:
+        return wrap_json(result["structuredContent"])
+    parts = [_decode_block(block) for block in result.get("content") or []]
+    if not parts:
+        return None
+    if all(isinstance(p, str) for p in parts):
+        text = "\n".join(parts)
+        return _maybe_json(text)
+    if len(parts) == 1:
+        return parts[0]
+    return parts
+
+
+def _maybe_json(text: str) -> Any:
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return wrap_json(json.loads(stripped))
+        except ValueError:
+            pass
+    return text
+
+
+def _decode_block(block: dict[str, Any]) -> Any:
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "image":
+        return Image(base64.b64decode(block.get("data", "")), block.get("mimeType", "image/png"))
+    if kind == "audio":
+        return Audio(base64.b64decode(block.get("data", "")), block.get("mimeType", "audio/wav"))
+    if kind == "resource":
+        res = block.get("resource") or {}
+        blob = res.get("blob")
+        return Resource(
+            uri=str(res.get("uri", "")),
+            mime_type=res.get("mimeType"),
+            text=res.get("text"),
+            blob=base64.b64decode(blob) if isinstance(blob, str) else None,
+        )
+    if kind == "resource_link":
+        return ResourceLink(
+            uri=str(block.get("uri", "")),
+            name=block.get("name"),
+            mime_type=block.get("mimeType"),
+            description=block.get("description"),
+        )
+    return wrap_json(block)

@@ -1,0 +1,243 @@
+"""Toolbox: every configured MCP tool as a typed Python function, for people and programs.
+
+    with Toolbox.from_config() as tb:
+        tb.tools.get_weather(city="Oslo", unit="celsius")
+
+``tb.tools`` holds tool functions and nothing else, so a tool called ``close`` or ``stubs`` cannot clash
+with a method. It is also indexable by the original tool name (``tb.tools["get-weather"]``) and by
+``"server/tool"``; ``tb.by_server["weather"]`` holds one server's tools; ``tb.atools`` has the async
+twins (``await tb.atools.get_weather(...)``, usable with ``asyncio.gather``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .config import Config, load_config, resolve_code_mode
+from .errors import ToolNameCollisionError
+from .hub import ServerStatus, ToolHub
+from .results import decode_result
+from .typegen import ToolModel, bind_arguments, build_tool_models, make_docstring, make_signature, render_stubs
+
+__all__ = ["RESERVED_NAMES", "ToolNamespace", "Toolbox"]
+
+RESERVED_NAMES = frozenset(
+    {
+        "tools",
+        "execute_python",
+        "parallel",
+        "search_tools",
+        "tool_schema",
+        "store_artifact",
+        "get_artifact",
+        "list_artifacts",
+        "llm",
+        "llm_json",
+    }
+)
+"""Names the code-mode runtime defines itself; a tool converting to one of them is a collision."""
+
+
+class ToolNamespace:
+    """A namespace of tool functions: attribute access by Python name, indexing by any name."""
+
+    def __init__(self, functions: dict[str, Callable[..., Any]], aliases: dict[str, str] | None = None) -> None:
+        self.__functions = dict(functions)
+        self.__aliases = dict(aliases or {})
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_ToolNamespace__"):
+            raise AttributeError(name)
+        try:
+            return self.__functions[name]
+        except KeyError:
+            raise AttributeError(self.__missing(name)) from None
+
+    def __getitem__(self, key: str) -> Callable[..., Any]:
+        name = self.__aliases.get(key, key)
+        try:
+            return self.__functions[name]
+        except KeyError:
+            raise KeyError(self.__missing(key)) from None
+
+    def __missing(self, name: str) -> str:
+        close = difflib.get_close_matches(name, [*self.__functions, *self.__aliases], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        return f"no tool named {name!r}{hint}"
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.__functions or key in self.__aliases
+
+    def __iter__(self) -> Iterator[Callable[..., Any]]:
+        return iter(self.__functions.values())
+
+    def __len__(self) -> int:
+        return len(self.__functions)
+
+    def __dir__(self) -> list[str]:
+        return sorted(self.__functions)
+
+    def __repr__(self) -> str:
+        names = ", ".join(self.__functions) or "no tools"
+        return f"<tools: {names}>"
+
+
+class Toolbox:
+    """The configured MCP servers, connected, with their tools as typed functions.
+
+    Start it with ``with`` (or ``start()``/``close()``; ``async with`` works too). Servers that fail
+    to connect are reported by ``status()`` and leave the others usable.
+    """
+
+    def __init__(self, config: Config, *, reserved: frozenset[str] = RESERVED_NAMES) -> None:
+        self.config = config
+        self.hub = ToolHub(
+            [cfg for cfg in config.servers.values()],
+            state_dir=config.workspace / ".codemode",
+        )
+        self._reserved = reserved
+        self.models: list[ToolModel] = []
+        self.tools = ToolNamespace({})
+        self.atools = ToolNamespace({})
+        self.by_server: dict[str, ToolNamespace] = {}
+        self._built_version = -1
+        self.hub.on_tools_changed(self._rebuild)
+
+    @classmethod
+    def from_config(
+        cls, path: str | os.PathLike[str] | None = None, *, cwd: Path | None = None
+    ) -> Toolbox:
+        """Find and load the configuration (see docs/configuration.md) and make a Toolbox from it."""
+        return cls(load_config(path, cwd=cwd))
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def start(self) -> Toolbox:
+        """Connect every server and build the tool functions.
+
+        Raises:
+            ToolNameCollisionError: two tools map to one Python name; nothing stays connected.
+        """
+        self.hub.start()
+        try:
+            self._rebuild()
+        except ToolNameCollisionError:
+            self.hub.close()
+            raise
+        return self
+
+    async def astart(self) -> Toolbox:
+        """Async twin of ``start``."""
+        await self.hub.astart()
+        try:
+            self._rebuild()
+        except ToolNameCollisionError:
+            await self.hub.aclose()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Disconnect every server."""
+        self.hub.close()
+
+    async def aclose(self) -> None:
+        """Async twin of ``close``."""
+        await self.hub.aclose()
+
+    def __enter__(self) -> Toolbox:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Toolbox:
+        return await self.astart()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # -- what is there ----------------------------------------------------------------------------
+
+    def status(self) -> list[ServerStatus]:
+        """Each configured server's state, tool count, error and stderr log."""
+        return self.hub.status()
+
+    def stubs(self, *, header: bool = True) -> str:
+        """Python stub source of every tool (valid Python; what an LLM reads)."""
+        return render_stubs(self.models, header=header)
+
+    def call(self, name: str, /, **arguments: Any) -> Any:
+        """Call a tool by Python name, original name or ``server/tool``."""
+        return self.tools[name](**arguments)
+
+    # -- building the functions -------------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        if self._built_version == self.hub.tools_version:
+            return
+        code_mode = resolve_code_mode(self.config, None)
+        specs = [s for s in self.hub.tool_specs() if not code_mode.is_excluded(s.server, s.name)]
+        prefixes = {name: cfg.prefix for name, cfg in self.config.servers.items() if cfg.prefix}
+        self.models = build_tool_models(specs, prefixes=prefixes, reserved=self._reserved)
+        sync_functions = {m.function_name: self._sync_function(m) for m in self.models}
+        async_functions = {m.function_name: self._async_function(m) for m in self.models}
+        aliases = _aliases(self.models)
+        self.tools = ToolNamespace(sync_functions, aliases)
+        self.atools = ToolNamespace(async_functions, aliases)
+        self.by_server = {
+            server: ToolNamespace(
+                {m.function_name: sync_functions[m.function_name] for m in self.models if m.spec.server == server},
+                {m.spec.name: m.function_name for m in self.models if m.spec.server == server},
+            )
+            for server in dict.fromkeys(m.spec.server for m in self.models)
+        }
+        self._built_version = self.hub.tools_version
+
+    def _sync_function(self, model: ToolModel) -> Callable[..., Any]:
+        hub, spec = self.hub, model.spec
+
+        def tool_function(*args: Any, **kwargs: Any) -> Any:
+            arguments = bind_arguments(model, args, kwargs)
+            result = hub.call(spec.server, spec.name, arguments)
+            return decode_result(result, tool=spec.name, server=spec.server)
+
+        return _describe(tool_function, model)
+
+    def _async_function(self, model: ToolModel) -> Callable[..., Awaitable[Any]]:
+        hub, spec = self.hub, model.spec
+
+        async def tool_function(*args: Any, **kwargs: Any) -> Any:
+            arguments = bind_arguments(model, args, kwargs)
+            result = await hub.acall(spec.server, spec.name, arguments)
+            return decode_result(result, tool=spec.name, server=spec.server)
+
+        return _describe(tool_function, model)
+
+
+def _describe(function: Any, model: ToolModel) -> Any:
+    """Give a tool function its real name, signature and docstring (for help(), ``?`` and completion)."""
+    function.__name__ = model.function_name
+    function.__qualname__ = model.function_name
+    function.__module__ = "codemode_kernel.tools"
+    function.__doc__ = make_docstring(model)
+    function.__signature__ = make_signature(model)
+    function.spec = model.spec
+    function.model = model
+    return function
+
+
+def _aliases(models: list[ToolModel]) -> dict[str, str]:
+    """Original tool names and ``server/tool`` names, pointing at Python names."""
+    out: dict[str, str] = {}
+    for m in models:
+        out.setdefault(m.spec.name, m.function_name)
+        out[m.spec.qualified_name] = m.function_name
+    return out
+

@@ -1,0 +1,76 @@
+"""Shared fixtures: where the real third-party servers live, and config builders."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"
+QUIRKY = ROOT / "tests" / "servers" / "quirky_server.py"
+
+
+def require_executable(path: Path | str) -> str:
+    """The path of a test server's executable; fails loudly (never skips) when the setup did not install it."""
+    found = shutil.which(str(path))
+    if found is None:
+        pytest.fail(f"{path} is missing: run scripts/test.sh, which installs the test servers (npm and PyPI)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def everything_bin() -> str:
+    return require_executable(NODE_BIN / "mcp-server-everything")
+
+
+@pytest.fixture(scope="session")
+def time_server_bin() -> str:
+    return require_executable(Path(sys.executable).parent / "mcp-server-time")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listened on port {port} within {timeout} s")
+
+
+@pytest.fixture
+def http_server() -> Iterator[callable]:  # type: ignore[valid-type]
+    """Start a server process listening on a free port; yields a starter returning the port."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(argv: list[str], port: int, env: dict[str, str] | None = None) -> int:
+        proc = subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        procs.append(proc)
+        wait_for_port(port, proc)
+        return port
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
