@@ -1,0 +1,49 @@
+"""The call log: bounded in memory, nothing lost, large results on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codemode_kernel.calllog import CallLog
+
+
+def test_records_keep_order_and_updates_keep_their_place(tmp_path: Path) -> None:
+    log = CallLog(spill_dir=tmp_path)
+    a = log.start("s", "a", {})
+    b = log.start("s", "b", {"x": 1})
+    log.finish(a, "ok", result={"content": []})
+    assert [r.tool for r in log] == ["a", "b"]
+    assert log.get(a.id) is not None and log.get(a.id).status == "ok"  # type: ignore[union-attr]
+    assert log.get(b.id).status == "running"  # type: ignore[union-attr]
+
+
+def test_overflow_spills_oldest_to_jsonl_and_nothing_is_lost(tmp_path: Path) -> None:
+    log = CallLog(spill_dir=tmp_path, max_entries=3)
+    ids = []
+    for i in range(10):
+        record = log.start("s", f"t{i}", {"i": i})
+        ids.append(log.finish(record, "ok", result={"content": [{"type": "text", "text": str(i)}]}).id)
+    assert len(log) == 3
+    assert (tmp_path / "calls.jsonl").exists()
+    everything = log.records(include_spilled=True)
+    assert [r.id for r in everything] == ids
+    assert log.get(ids[0]).arguments == {"i": 0}  # type: ignore[union-attr]
+
+
+def test_large_results_go_to_disk_with_a_preview(tmp_path: Path) -> None:
+    log = CallLog(spill_dir=tmp_path, max_result_bytes=1000)
+    big = {"content": [{"type": "text", "text": "y" * 5000}]}
+    done = log.finish(log.start("s", "t", {}), "ok", result=big)
+    assert done.result_file is not None and (tmp_path / done.result_file).exists()
+    assert done.result is not None and len(done.result["preview"]) < 2100
+    assert log.full_result(done) == big
+
+
+def test_listeners_see_every_change(tmp_path: Path) -> None:
+    log = CallLog(spill_dir=tmp_path)
+    seen: list[str] = []
+    unsubscribe = log.subscribe(lambda r: seen.append(r.status))
+    log.finish(log.start("s", "t", {}), "timeout", error="slow")
+    unsubscribe()
+    log.start("s", "t", {})
+    assert seen == ["running", "timeout"]
