@@ -1,0 +1,384 @@
+"""Loading a config file: read, parse (JSONC), validate, expand, check trust, and build a :class:`Config`.
+
+Two families of files are read. codemode's own format (``codemode.json``, the user config, or any file
+with ``defaults``, ``models`` or ``workspace``) holds servers and settings. Other tools' files
+(``.mcp.json``, ``.vscode/mcp.json``, Claude Desktop's file) are read for their servers only; their other
+top-level keys are left alone, and ``defaults`` / ``models`` then come from the user config.
+
+Any mistake fails the whole load with a ConfigError that names the file, the JSON path and the fix: a
+kernel that starts with half the servers is harder to understand than one that says what to change.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from ..errors import ConfigError, UntrustedConfigError
+from .builtin import default_config
+from .discovery import USER_CONFIG_FILE, find_config, resolve_user_dir
+from .envfile import EnvFileError, parse_env_file
+from .expand import Expander
+from .jsonc import strip_jsonc
+from .jsonpath import join
+from .models import Config, ConfigModel, ConfigOrigin, Defaults, ModelConfig, ServerConfig
+from .trust import content_digest, trust_state
+from .validation import json_kind, unknown_key_warnings, validate
+
+__all__ = ["load_config"]
+
+logger = logging.getLogger("codemode_kernel.config")
+
+# Per-server keys other tools write that mean nothing here; ignored without a warning.
+_FOREIGN_SERVER_KEYS = frozenset({"dev", "gallery", "autoApprove", "alwaysAllow"})
+
+_SETTINGS_KEYS = ("defaults", "models", "workspace")
+_TOP_LEVEL_KEYS = ("mcpServers", "servers", *_SETTINGS_KEYS, "$schema")
+
+
+class _FileLayout(ConfigModel):
+    """The top level of a config file, for validation and for the unknown-key check of codemode's format."""
+
+    mcp_servers: dict[str, Any] | None = None
+    servers: dict[str, Any] | None = None
+    defaults: Defaults = Defaults()
+    models: list[ModelConfig] = Field(default_factory=list)
+    workspace: str | None = None
+    schema_: str | None = Field(None, validation_alias="$schema")
+
+
+@dataclass(frozen=True)
+class _Document:
+    """A config file as read: its path, the name messages use for it, its bytes and its JSON object."""
+
+    path: Path
+    display: str
+    content: bytes
+    data: dict[str, Any]
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    user_config_dir: Path | None = None,
+) -> Config:
+    """Find and load the configuration (see :func:`find_config` for the search order).
+
+    With no file found, the built-in demo servers. ``cwd``, ``env`` and ``user_config_dir`` default to the
+    process's working directory, ``os.environ`` and ``$XDG_CONFIG_HOME/codemode``. Raises ConfigError for
+    any mistake, and UntrustedConfigError for a project file that would start commands and is not trusted.
+    """
+    cwd = (Path.cwd() if cwd is None else cwd).absolute()
+    env = os.environ if env is None else env
+    user_dir = resolve_user_dir(user_config_dir, env)
+    found, origin = find_config(path, cwd=cwd, env=env, user_config_dir=user_dir)
+    if found is None:
+        return default_config(cwd)
+    config = _load_file(found, origin, cwd=cwd, env=env, user_dir=user_dir)
+    for warning in config.warnings:
+        logger.warning("%s", warning)
+    return config
+
+
+def _load_file(
+    path: Path, origin: ConfigOrigin, *, cwd: Path, env: Mapping[str, str], user_dir: Path
+) -> Config:
+    doc = _read(path, origin, cwd)
+    user_file = user_dir / USER_CONFIG_FILE
+    own_format = _is_codemode_format(doc, user_file)
+    expander = Expander(env=env, file=doc.display, workspace_folder=_workspace_folder(path))
+    servers_key = _servers_key(doc)
+    if own_format:
+        layout, warnings = _read_layout(doc, keys=_TOP_LEVEL_KEYS, warn_unknown=True)
+    else:
+        layout, warnings = _read_layout(doc, keys=(servers_key,) if servers_key else (), warn_unknown=False)
+        if servers_key is None:
+            warnings.append(f'{doc.display}: no "mcpServers" or "servers" object; no servers are configured')
+    raw_servers = (layout.mcp_servers if servers_key == "mcpServers" else layout.servers) or {}
+    servers = {}
+    for name, raw in raw_servers.items():
+        server, server_warnings = _load_server(name, raw, join(servers_key or "", name), doc, expander)
+        servers[name] = server
+        warnings += server_warnings
+
+    settings_source: Path | None = path
+    workspace = cwd
+    if own_format:
+        if layout.workspace is not None:
+            workspace = _workspace(layout.workspace, doc, expander)
+    elif user_file.is_file():
+        # Another tool's file names the servers; code-mode settings still come from the user's own config.
+        user_doc = _read(user_file, "user", cwd)
+        user_layout, user_warnings = _read_layout(user_doc, keys=("defaults", "models"), warn_unknown=True)
+        layout = layout.model_copy(update={"defaults": user_layout.defaults, "models": user_layout.models})
+        settings_source = user_file
+        warnings += user_warnings
+    else:
+        settings_source = None
+
+    if origin == "project":
+        _check_trust(doc, servers, user_dir)
+    return Config(
+        servers=servers,
+        defaults=layout.defaults,
+        models=layout.models,
+        workspace=workspace,
+        source=path,
+        settings_source=settings_source,
+        origin=origin,
+        warnings=warnings,
+    )
+
+
+def _read(path: Path, origin: ConfigOrigin, cwd: Path) -> _Document:
+    """Read and parse one file; every way this fails is a ConfigError that says what to do."""
+    display = _display(path, cwd)
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError:
+        fix = {
+            "explicit": "check the path given with --config",
+            "env": "check the path in CODEMODE_CONFIG, or unset it to search the usual places",
+        }.get(origin, "check that the file exists")
+        raise ConfigError("file not found", file=display, fix=fix) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory", file=display, fix="name the JSON file inside it") from None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot be read ({exc.strerror or exc})", file=display, fix="check its permissions"
+        ) from None
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"is not UTF-8 text (byte {exc.start})", file=display, fix="save the file as UTF-8"
+        ) from None
+    if not text.strip():
+        raise ConfigError("is empty", file=display, fix='write {"mcpServers": {}} or delete the file')
+    try:
+        data = json.loads(strip_jsonc(text))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            file=display,
+            fix="correct the JSON at that position (comments and trailing commas are allowed)",
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"must be a JSON object, not {json_kind(data)}",
+            file=display,
+            fix='write the servers as {"mcpServers": {"name": {"command": "...", "args": []}}}',
+        )
+    return _Document(path=path, display=display, content=content, data=data)
+
+
+def _is_codemode_format(doc: _Document, user_file: Path) -> bool:
+    return (
+        doc.path.name == "codemode.json"
+        or doc.path.resolve() == user_file.resolve()
+        or any(key in doc.data for key in _SETTINGS_KEYS)
+    )
+
+
+def _servers_key(doc: _Document) -> str | None:
+    if "mcpServers" in doc.data and "servers" in doc.data:
+        raise ConfigError(
+            'has both "mcpServers" and "servers"',
+            file=doc.display,
+            path="servers",
+            fix='keep one: "mcpServers" (Claude, Cursor) or "servers" (VS Code)',
+        )
+    return next((key for key in ("mcpServers", "servers") if key in doc.data), None)
+
+
+def _read_layout(
+    doc: _Document, *, keys: tuple[str, ...], warn_unknown: bool
+) -> tuple[_FileLayout, list[str]]:
+    """Validate the top-level ``keys`` of a file; warn about unknown keys when it is in codemode's format.
+
+    Other tools' files carry settings of their own, so only their servers key is read and nothing is said
+    about the rest.
+    """
+    warnings = []
+    if warn_unknown:
+        warnings = unknown_key_warnings(doc.data, _FileLayout, file=doc.display, path="")
+        models = doc.data.get("models")
+        for index, entry in enumerate(models if isinstance(models, list) else []):
+            if isinstance(entry, dict):
+                warnings += unknown_key_warnings(
+                    entry, ModelConfig, file=doc.display, path=join("models", index)
+                )
+    data = {key: doc.data[key] for key in keys if key in doc.data}
+    layout = validate(_FileLayout, data, file=doc.display, path="")
+    _check_unique_refs(layout.models, doc)
+    return layout, warnings
+
+
+def _check_unique_refs(models: list[ModelConfig], doc: _Document) -> None:
+    seen: dict[str, int] = {}
+    for index, model in enumerate(models):
+        if model.ref in seen:
+            raise ConfigError(
+                f'duplicate ref "{model.ref}" (models[{seen[model.ref]}] has it too)',
+                file=doc.display,
+                path=join("models", index, "ref"),
+                fix="give every model its own ref",
+            )
+        seen[model.ref] = index
+
+
+def _load_server(
+    name: str, raw: Any, path: str, doc: _Document, expander: Expander
+) -> tuple[ServerConfig, list[str]]:
+    if not name or "/" in name:
+        raise ConfigError(
+            'a server name must be non-empty and without "/"',
+            file=doc.display,
+            path=path,
+            fix='rename the server ("/" separates server and tool in excludedTools)',
+        )
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"must be an object, not {json_kind(raw)}",
+            file=doc.display,
+            path=path,
+            fix='write {"command": "...", "args": [...]} to start a server, or {"url": "https://..."}',
+        )
+    warnings = unknown_key_warnings(
+        raw,
+        ServerConfig,
+        file=doc.display,
+        path=path,
+        exclude=frozenset({"name"}),
+        silent=_FOREIGN_SERVER_KEYS,
+    )
+    server = validate(ServerConfig, {**raw, "name": name}, file=doc.display, path=path)
+    if server.disabled:
+        return server, warnings
+    return _expand_server(server, path, doc, expander), warnings
+
+
+def _expand_server(server: ServerConfig, path: str, doc: _Document, expander: Expander) -> ServerConfig:
+    """Expand variables, read ``envFile``, resolve relative paths: what only an enabled server needs."""
+    base = doc.path.parent
+
+    def text(value: str, *parts: str | int) -> str:
+        return expander.expand(value, join(path, *parts))
+
+    update: dict[str, Any] = {
+        "args": [text(arg, "args", index) for index, arg in enumerate(server.args)],
+        "env": {key: text(value, "env", key) for key, value in server.env.items()},
+        "headers": {key: text(value, "headers", key) for key, value in server.headers.items()},
+    }
+    if server.command is not None:
+        update["command"] = text(server.command, "command")
+        if not update["command"]:
+            raise ConfigError(
+                "is empty once its variables are expanded",
+                file=doc.display,
+                path=join(path, "command"),
+                fix="set the variable it uses to the program that starts the server",
+            )
+    if server.url is not None:
+        update["url"] = text(server.url, "url")
+        if not update["url"].startswith(("http://", "https://")):
+            raise ConfigError(
+                "must start with http:// or https://",
+                file=doc.display,
+                path=join(path, "url"),
+                fix='write the full address of the MCP endpoint, e.g. "https://example.com/mcp"',
+            )
+    if server.cwd is not None:
+        cwd = expander.expand_path(str(server.cwd), join(path, "cwd"), base=base)
+        if not cwd.is_dir():
+            raise ConfigError(
+                f"directory {cwd} does not exist",
+                file=doc.display,
+                path=join(path, "cwd"),
+                fix=_missing_path_fix(doc),
+            )
+        update["cwd"] = cwd
+    if server.env_file is not None:
+        env_file = expander.expand_path(str(server.env_file), join(path, "envFile"), base=base)
+        # Explicit "env" entries win over the file's.
+        update["env"] = {**_read_env_file(env_file, join(path, "envFile"), doc), **update["env"]}
+        update["env_file"] = env_file
+    return server.model_copy(update=update)
+
+
+def _read_env_file(env_file: Path, path: str, doc: _Document) -> dict[str, str]:
+    try:
+        return parse_env_file(env_file.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"env file {env_file} does not exist",
+            file=doc.display,
+            path=path,
+            fix=_missing_path_fix(doc),
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"env file {env_file} cannot be read ({exc})", file=doc.display, path=path, fix="check the file"
+        ) from None
+    except EnvFileError as exc:
+        raise ConfigError(f"env file {env_file}, {exc}", file=doc.display, path=path, fix=exc.fix) from None
+
+
+def _workspace(value: str, doc: _Document, expander: Expander) -> Path:
+    workspace = expander.expand_path(value, "workspace", base=doc.path.parent)
+    if not workspace.is_dir():
+        raise ConfigError(
+            f"directory {workspace} does not exist",
+            file=doc.display,
+            path="workspace",
+            fix=f"create it (mkdir -p {shlex.quote(str(workspace))}), or correct the path "
+            f"(a relative path starts at the directory of {doc.display})",
+        )
+    return workspace.resolve()
+
+
+def _check_trust(doc: _Document, servers: dict[str, ServerConfig], user_dir: Path) -> None:
+    """Refuse a project file that would start processes unless its content, as read, is trusted."""
+    starters = [
+        name for name, server in servers.items() if server.transport == "stdio" and not server.disabled
+    ]
+    if not starters:
+        return
+    resolved = doc.path.resolve()
+    state = trust_state(resolved, content_digest(doc.content), user_config_dir=user_dir)
+    if state == "trusted":
+        return
+    names = ", ".join(f'"{name}"' for name in starters)
+    what = "has changed since you trusted it" if state == "changed" else "is not trusted yet"
+    raise UntrustedConfigError(
+        f"{what}; it would start commands (servers {names})",
+        file=doc.display,
+        fix=f"read the file, then run: codemode trust {shlex.quote(str(resolved))}",
+    )
+
+
+def _workspace_folder(path: Path) -> Path:
+    """Return what ``${workspaceFolder}`` means: the folder holding ``.vscode/``, else the file's folder."""
+    return path.parent.parent if path.parent.name == ".vscode" else path.parent
+
+
+def _missing_path_fix(doc: _Document) -> str:
+    return f"create it, or correct the path (relative paths start at the directory of {doc.display})"
+
+
+def _display(path: Path, cwd: Path) -> str:
+    """Name the file for messages: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,264 @@
+"""The configuration as pydantic models: one server, the code-mode settings, a model entry, the whole config.
+
+Files spell keys in camelCase (``envFile``, ``excludedTools``); Python code uses the snake_case field names.
+The models check the shape of each entry (types, required fields, which fields go with which transport);
+the loader does everything that needs the file system or the environment (``${VAR}``, ``envFile``, relative
+paths) and turns validation errors into messages that point into the file.
+
+Every field has a default, and keys a model does not know are reported as warnings instead of errors, so
+a later release can add fields without breaking older files (or older releases reading newer files).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from ..errors import ConfigError
+
+__all__ = [
+    "CodeModeSettings",
+    "Config",
+    "ConfigOrigin",
+    "Defaults",
+    "ModelConfig",
+    "ServerConfig",
+    "Transport",
+]
+
+Transport = Literal["stdio", "http", "sse"]
+"""How codemode reaches a server: start a local process, or connect to a URL (Streamable HTTP or SSE)."""
+
+ConfigOrigin = Literal["explicit", "env", "project", "user", "default"]
+"""Where the config came from: ``--config``, ``CODEMODE_CONFIG``, the working directory, the user config, or
+the built-in demo servers."""
+
+# Strict numbers: JSON "30" (a string) is a mistake worth reporting, not something to coerce.
+Seconds = Annotated[float, Field(strict=True, gt=0)]
+
+# Spellings other tools use for Streamable HTTP.
+_TRANSPORT_SPELLINGS = {"streamable-http": "http", "streamableHttp": "http", "streamable_http": "http"}
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _invalid(message: str, fix: str, field: str | None = None) -> PydanticCustomError:
+    """Build a validation error that carries its fix (and the offending field, for model-level checks)."""
+    context: dict[str, Any] = {"fix": fix}
+    if field is not None:
+        context["field"] = field
+    return PydanticCustomError("config", message, context)
+
+
+def _check_tool_ref(entry: str) -> str:
+    parts = entry.split("/")
+    if len(parts) > 2 or not all(parts):
+        raise _invalid(
+            f'"{entry}" is not a tool name', 'write "tool" (that tool on every server) or "server/tool"'
+        )
+    return entry
+
+
+ToolRef = Annotated[str, AfterValidator(_check_tool_ref)]
+"""An ``excludedTools`` entry: ``tool`` or ``server/tool``."""
+
+
+class ConfigModel(BaseModel):
+    """Shared settings: camelCase keys in files, snake_case in Python, immutable once loaded."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore")
+
+
+class ServerConfig(ConfigModel):
+    """One MCP server: a local process (stdio) or a remote endpoint (http, sse).
+
+    After loading, ``env`` holds the expanded values with the ``envFile`` entries merged in (explicit ``env``
+    wins), and ``cwd`` / ``env_file`` are absolute. A disabled server is kept as written (not expanded), so it
+    may refer to variables that are not set.
+    """
+
+    name: str
+    transport: Transport = Field("stdio", validation_alias="type", serialization_alias="type")
+    command: str | None = Field(None, min_length=1)
+    args: list[str] = []
+    env: dict[str, str] = {}
+    env_file: Path | None = None
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = {}
+    disabled: StrictBool = False
+    timeout: Seconds | None = None
+    """Default timeout of one tool call, in seconds; None leaves it to the caller."""
+    prefix: str = ""
+    """Prepended to this server's function names (``gh_`` turns ``create_issue`` into ``gh_create_issue``)."""
+    protocol: str = "legacy"
+    """The MCP SDK Client's ``mode``: "legacy" (initialize handshake, works with every server), "auto" (probe
+    the 2026-07-28 protocol first, which can cost 10 s against some servers) or a protocol version."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_transport(cls, data: Any) -> Any:
+        # A file says "type" (or nothing: then a url means http); Python code may say "transport".
+        if not isinstance(data, dict):
+            return data
+        key = "transport" if "transport" in data else "type"
+        value = data.get(key)
+        if value is None:
+            return {**data, key: "http" if data.get("url") is not None else "stdio"}
+        if isinstance(value, str) and value in _TRANSPORT_SPELLINGS:
+            return {**data, key: _TRANSPORT_SPELLINGS[value]}
+        return data
+
+    @field_validator("protocol")
+    @classmethod
+    def _check_protocol(cls, value: str) -> str:
+        if value in ("legacy", "auto"):
+            return value
+        # Imported here: only a pinned version needs the SDK's list, and importing it takes a while.
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+        if value in MODERN_PROTOCOL_VERSIONS:
+            return value
+        versions = ", ".join(f'"{v}"' for v in MODERN_PROTOCOL_VERSIONS)
+        if value in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise _invalid(
+                f'"{value}" is negotiated by the initialize handshake, not pinned',
+                'write "legacy" (the handshake picks that version by itself)',
+            )
+        raise _invalid(f'unknown protocol "{value}"', f'write "legacy", "auto" or one of {versions}')
+
+    @model_validator(mode="after")
+    def _check_transport_fields(self) -> ServerConfig:
+        if self.command is not None and self.url is not None:
+            raise _invalid(
+                'has both "command" and "url"',
+                'keep "command" to start a local server, or "url" to connect to a remote one, not both',
+            )
+        if self.transport == "stdio":
+            if self.command is None:
+                raise _invalid(
+                    "missing",
+                    'add "command": the program that starts the server (or "url" for a remote server)',
+                    field="command",
+                )
+            if self.headers:
+                raise _invalid(
+                    'only applies to "http" and "sse" servers',
+                    'remove "headers", or give the server a "url" instead of a "command"',
+                    field="headers",
+                )
+            return self
+        if self.url is None:
+            raise _invalid(
+                "missing",
+                f'add "url": the MCP endpoint of this "{self.transport}" server (https://...), '
+                'or write "type": "stdio" with a "command"',
+                field="url",
+            )
+        local_only = {"args": self.args, "env": self.env, "envFile": self.env_file, "cwd": self.cwd}
+        for key, value in local_only.items():
+            if value:
+                raise _invalid(
+                    f'only applies to stdio servers (this one is "{self.transport}")',
+                    f'remove "{key}": a remote server is not started by codemode',
+                    field=key,
+                )
+        return self
+
+
+class CodeModeSettings(ConfigModel):
+    """Whether code mode is on, which tools stay classic tools, and how long one execution may run.
+
+    The defaults describe code mode switched on, so ``"codeMode": {}`` means "on, with the defaults".
+    """
+
+    enabled: StrictBool = True
+    excluded_tools: list[ToolRef] = []
+    """``tool`` (any server) or ``server/tool``; excluded tools stay classic tools for the agent."""
+    timeout: Annotated[float, Field(strict=True, ge=1, le=300)] = 30.0
+    """Seconds one code execution may run."""
+
+    def is_excluded(self, server: str, tool: str) -> bool:
+        """Whether ``tool`` of ``server`` stays out of code mode (listed as ``tool`` or ``server/tool``)."""
+        return tool in self.excluded_tools or f"{server}/{tool}" in self.excluded_tools
+
+
+class Defaults(ConfigModel):
+    """Settings that apply to every model unless the model brings its own."""
+
+    code_mode: CodeModeSettings | None = None
+
+
+class ModelConfig(ConfigModel):
+    """One LLM the agent can use, named by ``ref``.
+
+    ``api_key_env`` names the environment variable that holds the key, so the key itself never sits in a
+    config file. A ``code_mode`` here replaces ``defaults.codeMode`` entirely (no merging).
+    """
+
+    ref: str = Field(min_length=1)
+    provider: Literal["openai", "anthropic"] | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    code_mode: CodeModeSettings | None = None
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_env_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.fullmatch(value):
+            # The value is not repeated: people paste the key itself here.
+            raise _invalid(
+                "is not the name of an environment variable",
+                'write the variable\'s name, e.g. "OPENAI_API_KEY", and export the key in that variable',
+            )
+        return value
+
+
+class Config(ConfigModel):
+    """A loaded configuration: the servers in file order, code-mode settings, models, and where it came from.
+
+    ``source`` is the file the servers were read from and ``settings_source`` the file ``defaults`` and
+    ``models`` were read from (the same file, or the user config when the servers came from another tool's
+    file). ``warnings`` holds the non-fatal findings (unknown keys...), for ``codemode doctor`` to show.
+    """
+
+    servers: dict[str, ServerConfig] = {}
+    defaults: Defaults = Defaults()
+    models: list[ModelConfig] = []
+    workspace: Path
+    source: Path | None = None
+    settings_source: Path | None = None
+    origin: ConfigOrigin = "default"
+    warnings: list[str] = []
+
+    @property
+    def enabled_servers(self) -> dict[str, ServerConfig]:
+        """The servers to connect to: every server not marked ``disabled``, in file order."""
+        return {name: server for name, server in self.servers.items() if not server.disabled}
+
+    def get_model(self, ref: str) -> ModelConfig:
+        """Return the model entry named ``ref``; a ConfigError that lists the known refs if there is none."""
+        for model in self.models:
+            if model.ref == ref:
+                return model
+        known = ", ".join(f'"{m.ref}"' for m in self.models)
+        where = str(self.settings_source) if self.settings_source else None
+        if known:
+            fix = f'use one of {known}, or add an entry with this ref to "models"'
+        else:
+            fix = 'add {"ref": "' + ref + '", "provider": ..., "model": ...} to "models"'
+        raise ConfigError(f'no model with ref "{ref}"', file=where, path="models", fix=fix)
