@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
@@ -73,6 +74,10 @@ class Forecast(BaseModel):
     days: list[ForecastDay] = Field(description="One entry per day, in order")
 
 
+_CITY_NAME = re.compile(r"[^\W\d_][^\W\d_ .'-]*(?:[ .'-]+[^\W\d_]+)*\.?")
+"""Letters in words joined by spaces, hyphens, apostrophes or dots: 'St. John's', 'Winston-Salem'."""
+
+
 def _stable_fraction(key: str) -> float:
     """Map ``key`` to a number in [0, 1) that is the same in every process.
 
@@ -97,14 +102,23 @@ def _in_unit(celsius: float, unit: Unit) -> float:
 
 
 def _known_city(name: str) -> City:
-    """Return the gazetteer entry for ``name`` or raise the ToolError the caller should read."""
-    if not name.strip():
+    """The gazetteer entry for ``name``; any other plausible city name gets made-up data of its own.
+
+    A quickstart must work for the city a user tries first ("Oslo"), so the gazetteer only fixes the
+    spelling of the cities it lists. Something that is not a name at all is the error a caller reads.
+    """
+    cleaned = " ".join(name.split())
+    if not cleaned:
         raise ToolError("The city name is empty; pass a city such as 'New York'.")
-    city = find_city(name)
-    if city is None:
-        known = ", ".join(c.name for c in CITIES)
-        raise ToolError(f"Unknown city {name!r}: this demo server only has weather for {known}.")
-    return city
+    city = find_city(cleaned)
+    if city is not None:
+        return city
+    if not _CITY_NAME.fullmatch(cleaned):
+        raise ToolError(
+            f"{name!r} is not a city name: use letters, spaces, hyphens, apostrophes or dots, e.g. 'New York'."
+        )
+    # One spelling per city, so "oslo" and "Oslo" get the same weather.
+    return City(" ".join(word[:1].upper() + word[1:] for word in cleaned.split()), "", 0, 0.0, 0.0)
 
 
 def get_city() -> Location:

@@ -141,10 +141,20 @@ async def test_get_weather_converts_units_consistently() -> None:
     assert fahrenheit.structured_content["temperature"] == pytest.approx(expected, abs=0.2)
 
 
-async def test_get_weather_of_an_unknown_city_is_an_error_naming_it() -> None:
-    text = error_text(await call(weather.build_server(), "get_weather", city="Atlantis", unit="celsius"))
-    assert "Unknown city 'Atlantis'" in text
-    assert "New York" in text
+async def test_get_weather_of_something_not_a_city_is_an_error_naming_it() -> None:
+    text = error_text(await call(weather.build_server(), "get_weather", city="12345", unit="celsius"))
+    assert "'12345' is not a city name" in text
+
+
+async def test_get_weather_of_an_unlisted_city_is_stable_demo_data() -> None:
+    first = await call(weather.build_server(), "get_weather", city="Oslo", unit="celsius")
+    again = await call(weather.build_server(), "get_weather", city="  oslo ", unit="celsius")
+    assert first.structured_content is not None and again.structured_content is not None
+    assert first.structured_content["city"] == again.structured_content["city"] == "Oslo"
+    assert first.structured_content["temperature"] == again.structured_content["temperature"]
+    other = await call(weather.build_server(), "get_weather", city="Bergen", unit="celsius")
+    assert other.structured_content is not None
+    assert other.structured_content["temperature"] != first.structured_content["temperature"]
 
 
 async def test_get_weather_of_an_empty_city_is_an_error() -> None:
