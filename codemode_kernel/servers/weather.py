@@ -24,7 +24,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from codemode_kernel import __version__
-from codemode_kernel.servers._cities import CITIES, DEFAULT_CITY, City, find_city
+from codemode_kernel.servers._cities import DEFAULT_CITY, City, find_city
 from codemode_kernel.servers._serving import build_parser, run_main, tool_description
 
 __all__ = ["Forecast", "ForecastDay", "Location", "Weather", "build_server", "main"]
@@ -115,7 +115,7 @@ def _known_city(name: str) -> City:
         return city
     if not _CITY_NAME.fullmatch(cleaned):
         raise ToolError(
-            f"{name!r} is not a city name: use letters, spaces, hyphens, apostrophes or dots, e.g. 'New York'."
+            f"{name!r} is not a city name: use letters, spaces, hyphens, apostrophes or dots ('New York')."
         )
     # One spelling per city, so "oslo" and "Oslo" get the same weather.
     return City(" ".join(word[:1].upper() + word[1:] for word in cleaned.split()), "", 0, 0.0, 0.0)
