@@ -1,0 +1,60 @@
+"""JSON Schema to Python for code mode: names, one type model per tool, and its three readings.
+
+One :class:`ToolModel` per tool, built once by :func:`build_tool_models`, feeds everything else:
+
+- :func:`render_stubs`: Python source an LLM reads (typed ``def`` per tool, TypedDicts, docstrings);
+- :func:`make_signature`, :func:`make_docstring`, :func:`bind_arguments`: the runtime function's face
+  and how a call becomes the wire arguments dict;
+- :func:`validate_arguments` / :class:`ArgumentValidator`: jsonschema checks on the raw input schema.
+
+What JSON Schema says and Python types cannot is typed ``Any`` and listed in ``ToolModel.warnings``;
+no schema makes any of this raise (docs/typegen.md has the mapping rules).
+"""
+
+from .model import Param, ToolModel, build_tool_model, build_tool_models
+from .naming import assign_function_names, assign_parameter_names, function_name, parameter_name, type_name
+from .pytypes import (
+    AnyType,
+    ClassRef,
+    ClassType,
+    DictType,
+    Field,
+    ListType,
+    LiteralType,
+    PyType,
+    ScalarType,
+    UnionType,
+)
+from .signature import bind_arguments, make_docstring, make_signature, runtime_annotation
+from .stubs import render_signature, render_stubs
+from .validation import ArgumentValidator, validate_arguments
+
+__all__ = [
+    "AnyType",
+    "ArgumentValidator",
+    "ClassRef",
+    "ClassType",
+    "DictType",
+    "Field",
+    "ListType",
+    "LiteralType",
+    "Param",
+    "PyType",
+    "ScalarType",
+    "ToolModel",
+    "UnionType",
+    "assign_function_names",
+    "assign_parameter_names",
+    "bind_arguments",
+    "build_tool_model",
+    "build_tool_models",
+    "function_name",
+    "make_docstring",
+    "make_signature",
+    "parameter_name",
+    "render_signature",
+    "render_stubs",
+    "runtime_annotation",
+    "type_name",
+    "validate_arguments",
+]

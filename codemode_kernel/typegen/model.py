@@ -1,0 +1,242 @@
+"""The type model of one tool: built once from its ToolSpec, read by stubs, signatures and binding."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..toolspec import ToolSpec
+from .naming import assign_function_names, assign_parameter_names, type_name
+from .pytypes import AnyType, ClassType, Field, JsonScalar, PyType, accepts_none
+from .schema import becomes_class, merge_all_of, resolve_pointer
+from .translate import ClassNames, SchemaTranslator
+from .validation import ArgumentValidator
+
+__all__ = ["Param", "ToolModel", "build_tool_model", "build_tool_models"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a tool function.
+
+    ``name`` is the Python name, ``wire_name`` the property name sent to the server. ``default`` is what
+    the signature shows for an optional parameter (the schema's default when it is a short literal, else
+    None); an optional parameter that is not passed is left out of the call, so the server applies its
+    own default.
+    """
+
+    name: str
+    wire_name: str
+    type: PyType
+    required: bool
+    default: JsonScalar = None
+    description: str = ""
+
+    @property
+    def nullable(self) -> bool:
+        """Whether the schema accepts null, so an explicit ``None`` is sent rather than left out."""
+        return accepts_none(self.type)
+
+
+_ANY = AnyType()
+
+
+@dataclass(frozen=True)
+class ToolModel:
+    """Everything code mode knows about one tool's Python face, from one translation of its schemas.
+
+    ``params`` lists required parameters first (they may be passed positionally), then optional ones
+    (keyword-only). ``kwargs_name`` is set when the input schema accepts further properties, which are
+    then taken as ``**kwargs`` of type ``kwargs_type``. ``input_type`` is the input as one class (named
+    ``input_type_name``, ``<Tool>Input``). ``output_type`` is None when the tool has no output schema;
+    ``output_type_name`` is the name of the result class when the result is one (``<Tool>Output``, or the
+    ``$defs`` name when the output schema is a ``$ref``), else None. ``warnings`` lists what could not be
+    translated precisely.
+    """
+
+    spec: ToolSpec
+    function_name: str
+    input_type_name: str
+    output_type_name: str | None
+    params: tuple[Param, ...]
+    input_type: ClassType
+    output_type: PyType | None
+    kwargs_name: str | None = None
+    kwargs_type: PyType = _ANY
+    warnings: tuple[str, ...] = ()
+    validator: ArgumentValidator | None = field(default=None, repr=False, compare=False)
+
+
+def _unwrap_root(schema: Any, warnings: list[str], where: str) -> dict[str, Any]:
+    """The input schema as one object schema: root ``$ref`` followed, ``allOf`` merged, alternatives joined.
+
+    Alternatives (``anyOf``/``oneOf``) at the top cannot be one Python signature; their parameters are
+    offered together, each required only if every alternative requires it. Validation still applies the
+    exact rule, since it runs on the raw schema.
+    """
+    root = schema
+    for _ in range(8):  # a chain of root references longer than this is not worth following
+        if not isinstance(schema, dict):
+            return {}
+        if isinstance(schema.get("$ref"), str):
+            target = resolve_pointer(root, schema["$ref"])
+            if not isinstance(target, dict) or target is schema:
+                warnings.append(f"{where}: top-level $ref does not resolve to an object schema")
+                return {k: v for k, v in schema.items() if k != "$ref"}
+            schema = {**{k: v for k, v in schema.items() if k != "$ref"}, **target}
+        elif "allOf" in schema:
+            merged = merge_all_of(schema, root)
+            if merged is None:
+                warnings.append(f"{where}: top-level allOf too complex; only its own properties are used")
+                return {k: v for k, v in schema.items() if k != "allOf"}
+            schema = merged
+        elif "anyOf" in schema or "oneOf" in schema:
+            schema = _join_alternatives(schema, root)
+            warnings.append(f"{where}: top-level alternatives offered as one parameter list")
+        else:
+            return schema
+    return schema if isinstance(schema, dict) else {}
+
+
+def _join_alternatives(schema: dict[str, Any], root: Any) -> dict[str, Any]:
+    """Properties of every alternative together; required only what all alternatives require."""
+    base = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    merged_branches = (
+        [merge_all_of({"allOf": [base, b]}, root) for b in branches] if isinstance(branches, list) else []
+    )
+    usable = [b for b in merged_branches if b is not None]
+    if not usable:
+        return base
+    properties: dict[str, Any] = {}
+    for branch in usable:
+        branch_properties = branch.get("properties")
+        for name, sub in (branch_properties if isinstance(branch_properties, dict) else {}).items():
+            old = properties.get(name)
+            properties[name] = sub if old is None or old == sub else {"anyOf": [old, sub]}
+    required_sets = [
+        {r for r in b.get("required", []) if isinstance(r, str)}
+        if isinstance(b.get("required"), list)
+        else set()
+        for b in usable
+    ]
+    required = set.intersection(*required_sets)
+    return {**base, "type": "object", "properties": properties, "required": sorted(required)}
+
+
+def _accepts_extra(schema: dict[str, Any]) -> bool:
+    """Whether the input schema says outright that further properties are welcome (``**kwargs``).
+
+    A missing ``additionalProperties`` technically allows extras too, but almost no tool means that,
+    and refusing unknown keyword arguments catches typos before anything is sent.
+    """
+    additional = schema.get("additionalProperties")
+    return (
+        additional is True
+        or isinstance(additional, dict)
+        or isinstance(schema.get("patternProperties"), dict)
+    )
+
+
+def build_tool_model(
+    spec: ToolSpec, function_name: str, *, taken_type_names: Collection[str] = ()
+) -> ToolModel:
+    """Translate a tool's schemas once into its ToolModel, under the given function name.
+
+    Never raises for a bad schema: what cannot be translated is typed ``Any`` and listed in
+    ``warnings``, and an input schema jsonschema cannot compile switches off validation (also a warning).
+    ``taken_type_names`` are class names other tools already use (see :func:`build_tool_models`).
+    """
+    stem = type_name(function_name)
+    roots = ClassNames(taken_type_names)
+    input_name = roots.claim(f"{stem}Input")
+    output_name = roots.claim(f"{stem}Output")
+    # Input and output are separate documents: a $defs entry both use may get the same name in each,
+    # and the stubs then define it once (see render_stubs).
+    taken = {*taken_type_names, input_name, output_name}
+    warnings: list[str] = []
+    schema = _unwrap_root(spec.input_schema, warnings, f"{spec.qualified_name} inputSchema")
+    translator = SchemaTranslator(
+        spec.input_schema, where=f"{spec.qualified_name} inputSchema", names=ClassNames(taken)
+    )
+    translator.begin_root(input_name)
+    fields = translator.fields(schema, "", stem, 0)
+    extra = (translator.extra_type(schema, "", stem, 0) or AnyType()) if _accepts_extra(schema) else None
+    python_names = assign_parameter_names([f.wire_name for f in fields])
+    kwargs_name = assign_parameter_names(["kwargs"], taken=python_names.values())["kwargs"]
+    params = [_param(f, python_names[f.wire_name]) for f in fields]
+    params = [p for p in params if p.required] + [p for p in params if not p.required]
+    input_type = ClassType(input_name, fields, description="", extra=extra)
+
+    output_type: PyType | None = None
+    output_type_name: str | None = None
+    output_warnings: list[str] = []
+    if spec.output_schema is not None:
+        where = f"{spec.qualified_name} outputSchema"
+        out = SchemaTranslator(spec.output_schema, where=where, names=ClassNames(taken))
+        out.begin_root(output_name if becomes_class(spec.output_schema) else None)
+        output_type = out.translate(spec.output_schema, "", output_name, 0, output_name)
+        output_type_name = output_type.name if isinstance(output_type, ClassType) else None
+        output_warnings = out.warnings
+
+    validator = ArgumentValidator(
+        spec,
+        function_name=function_name,
+        parameter_names={p.wire_name: p.name for p in params},
+    )
+    all_warnings = warnings + translator.warnings + output_warnings
+    if validator.warning:
+        all_warnings.append(validator.warning)
+    return ToolModel(
+        spec=spec,
+        function_name=function_name,
+        input_type_name=input_name,
+        output_type_name=output_type_name,
+        params=tuple(params),
+        input_type=input_type,
+        output_type=output_type,
+        kwargs_name=kwargs_name if extra is not None else None,
+        kwargs_type=extra or AnyType(),
+        warnings=tuple(all_warnings),
+        validator=validator,
+    )
+
+
+def _param(field: Field, name: str) -> Param:
+    """A Param from a field of the input object."""
+    return Param(
+        name=name,
+        wire_name=field.wire_name,
+        type=field.type,
+        required=field.required,
+        default=None if field.required else field.default,
+        description=field.description,
+    )
+
+
+def build_tool_models(
+    specs: Iterable[ToolSpec],
+    *,
+    prefixes: Mapping[str, str] | None = None,
+    reserved: Collection[str] = (),
+) -> list[ToolModel]:
+    """Name every tool (see :func:`assign_function_names`) and build its model, in the order given.
+
+    The ``<Tool>Input`` / ``<Tool>Output`` names of one tool are kept clear of every other tool's (and
+    of the function names), so they are the names the stubs use. Nested class names may repeat across
+    tools: the stubs define a class shared verbatim once and rename the rest.
+
+    Raises:
+        ToolNameCollisionError: two tools would share a function name, or one takes a reserved name.
+    """
+    spec_list = list(specs)
+    names = assign_function_names(spec_list, prefixes=prefixes, reserved=reserved)
+    taken: set[str] = set(names.values())
+    models: list[ToolModel] = []
+    for spec in spec_list:
+        model = build_tool_model(spec, names[(spec.server, spec.name)], taken_type_names=taken)
+        taken.add(model.input_type_name)
+        taken.add(f"{type_name(model.function_name)}Output")
+        models.append(model)
+    return models

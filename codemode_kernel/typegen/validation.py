@@ -1,0 +1,179 @@
+"""Argument validation with ``jsonschema`` against the tool's raw input schema, before anything is sent.
+
+Validation reads the schema as the server sent it, not our translation, so a schema we could only type
+as ``Any`` is still checked exactly. Errors name the tool, the field as the caller wrote it
+(``items[2].name``) and what was expected, because the reader is often an LLM that will retry.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from ..errors import ToolArgumentError
+from ..toolspec import ToolSpec
+from .text import clip
+
+if TYPE_CHECKING:
+    from .model import ToolModel
+
+__all__ = ["ArgumentValidator", "validate_arguments"]
+
+_PY_TYPES = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "null": "None",
+    "array": "list",
+    "object": "dict",
+}
+# Errors looked at per call: enough to pick the most relevant one and mention a few more.
+_MAX_ERRORS = 20
+_MORE_SHOWN = 3
+
+
+class ArgumentValidator:
+    """A compiled jsonschema validator for one tool's input schema (built once, used for every call).
+
+    ``function_name`` and ``parameter_names`` (wire name -> Python name) let messages speak the caller's
+    language. If the schema is not valid JSON Schema, or breaks jsonschema when used, validation is
+    switched off and :attr:`warning` says why: the server still checks its own input.
+    """
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        *,
+        function_name: str | None = None,
+        parameter_names: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.tool = function_name or spec.name
+        self._names = dict(parameter_names or {})
+        self.warning: str | None = None
+        self._validator: Validator | None = None
+        schema = spec.input_schema
+        try:
+            cls = validator_for(schema, default=Draft202012Validator)
+            cls.check_schema(schema)
+            self._validator = cls(schema)
+        # The schema is untrusted input and jsonschema can fail on it in many ways (SchemaError,
+        # RecursionError on absurd nesting, TypeError on odd $schema values); all mean "cannot check".
+        except Exception as exc:
+            self._disable(exc)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether calls are checked (False after the schema turned out unusable)."""
+        return self._validator is not None
+
+    def _disable(self, exc: BaseException) -> None:
+        """Switch validation off for this tool and say why."""
+        reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        self.warning = (
+            f"{self.spec.qualified_name}: inputSchema cannot be used for validation "
+            f"({clip(str(reason), 160)}); arguments are sent unchecked"
+        )
+        self._validator = None
+
+    def validate(self, arguments: Mapping[str, Any]) -> None:
+        """Check wire ``arguments``; raise ToolArgumentError naming the field and what was expected.
+
+        Raises:
+            ToolArgumentError: the arguments do not satisfy the input schema.
+        """
+        if self._validator is None:
+            return
+        try:
+            errors = list(itertools.islice(self._validator.iter_errors(dict(arguments)), _MAX_ERRORS))
+        except Exception as exc:  # an unresolvable $ref only fails here, at use (see __init__)
+            self._disable(exc)
+            return
+        if not errors:
+            return
+        first = best_match(errors)
+        assert first is not None  # errors is not empty
+        field, text = self.explain(first)
+        lines = [f"{self.tool}(): {text}"]
+        others = [e for e in errors if e is not first]
+        for error in others[:_MORE_SHOWN]:
+            lines.append(f"  also: {self.explain(error)[1]}")
+        if len(others) > _MORE_SHOWN:
+            lines.append(f"  ... and {len(others) - _MORE_SHOWN} more")
+        raise ToolArgumentError("\n".join(lines), tool=self.tool, field=field)
+
+    def explain(self, error: ValidationError) -> tuple[str | None, str]:
+        """The field path (as the caller names it) and a sentence saying what was wrong."""
+        path: list[str | int] = list(error.absolute_path)
+        kind = error.validator
+        expected = error.validator_value
+        instance = error.instance
+        if kind == "required" and isinstance(expected, list) and isinstance(instance, dict):
+            missing = [name for name in expected if isinstance(name, str) and name not in instance]
+            if missing:
+                required = self.field_path([*path, missing[0]])
+                return required, f"argument {required} is required"
+        if kind == "additionalProperties" and isinstance(instance, dict) and isinstance(error.schema, dict):
+            known = error.schema.get("properties")
+            unexpected = [k for k in instance if not isinstance(known, dict) or k not in known]
+            if unexpected and "patternProperties" not in error.schema:
+                extra = self.field_path([*path, unexpected[0]])
+                return extra, f"argument {extra} is not accepted (no such property)"
+        field = self.field_path(path) if path else None
+        subject = f"argument {field}" if field else "the arguments"
+        if kind == "enum" and isinstance(expected, list):
+            shown = ", ".join(_short(v) for v in expected[:10])
+            more = f", ... ({len(expected)} values)" if len(expected) > 10 else ""
+            return field, f"{subject} must be one of {shown}{more}; got {_short(instance)}"
+        if kind == "const":
+            return field, f"{subject} must be {_short(expected)}; got {_short(instance)}"
+        if kind == "type":
+            names = expected if isinstance(expected, list) else [expected]
+            wanted = " or ".join(_PY_TYPES.get(n, str(n)) if isinstance(n, str) else repr(n) for n in names)
+            return (
+                field,
+                f"{subject} must be of type {wanted}; got {_short(instance)} ({type(instance).__name__})",
+            )
+        return field, f"{subject}: {clip(error.message, 300)}"
+
+    def field_path(self, path: list[str | int]) -> str:
+        """``items[2].name``: the first segment under its Python parameter name, keys dotted or quoted."""
+        text = ""
+        for i, part in enumerate(path):
+            if isinstance(part, int):
+                text += f"[{part}]"
+            elif i == 0:
+                text = (
+                    self._names.get(part, part) if part.isidentifier() or part in self._names else repr(part)
+                )
+            elif part.isidentifier():
+                text += f".{part}"
+            else:
+                text += f"[{part!r}]"
+        return text
+
+
+def _short(value: Any) -> str:
+    """A value for an error message: its repr, cut short."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<{type(value).__name__}>"
+    return clip(text, 60)
+
+
+def validate_arguments(model: ToolModel, arguments: Mapping[str, Any]) -> None:
+    """Check wire ``arguments`` against the model's input schema (compiled once, in the model).
+
+    Raises:
+        ToolArgumentError: the arguments do not satisfy the input schema.
+    """
+    validator = model.validator or ArgumentValidator(model.spec, function_name=model.function_name)
+    validator.validate(arguments)
