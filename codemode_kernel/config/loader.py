@@ -52,7 +52,7 @@ class _FileLayout(ConfigModel):
     defaults: Defaults = Defaults()
     models: list[ModelConfig] = Field(default_factory=list)
     workspace: str | None = None
-    schema_: str | None = Field(None, validation_alias="$schema")
+    schema_: str | None = Field(default=None, validation_alias="$schema")
 
 
 @dataclass(frozen=True)

@@ -91,8 +91,8 @@ class ServerConfig(ConfigModel):
     """
 
     name: str
-    transport: Transport = Field("stdio", validation_alias="type", serialization_alias="type")
-    command: str | None = Field(None, min_length=1)
+    transport: Transport = Field(default="stdio", validation_alias="type", serialization_alias="type")
+    command: str | None = Field(default=None, min_length=1)
     args: list[str] = []
     env: dict[str, str] = {}
     env_file: Path | None = None
