@@ -33,23 +33,25 @@ class Expander:
     """Expands variables in the values of one config file; errors name ``file`` and the value's JSON path.
 
     ``workspace_folder`` is what ``${workspaceFolder}`` means: the directory that holds ``.vscode/`` for a
-    VS Code file, the config file's directory otherwise.
+    VS Code file, the config file's directory otherwise. ``base_dir`` is where relative paths start: the
+    config file's directory.
     """
 
     env: Mapping[str, str]
     file: str
     workspace_folder: Path
+    base_dir: Path
 
     def expand(self, text: str, path: str) -> str:
         """``text`` with every variable replaced; a ConfigError at ``path`` for an unset or unknown one."""
         return _TOKEN.sub(lambda match: self._replace(match, path), text)
 
-    def expand_path(self, text: str, path: str, *, base: Path) -> Path:
-        """Expand a path value, then resolve ``~`` (from HOME) and relative paths (against ``base``)."""
+    def expand_path(self, text: str, path: str) -> Path:
+        """Expand a path value, then resolve ``~`` (from HOME) and relative paths (against ``base_dir``)."""
         expanded = self.expand(text, path)
         if expanded == "~" or expanded.startswith("~/"):
             expanded = str(self._home(path)) + expanded[1:]
-        return base / expanded
+        return self.base_dir / expanded
 
     def _replace(self, match: re.Match[str], path: str) -> str:
         token = match.group(0)

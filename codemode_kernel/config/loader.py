@@ -25,7 +25,7 @@ from pydantic import Field
 from ..errors import ConfigError, UntrustedConfigError
 from .builtin import default_config
 from .discovery import USER_CONFIG_FILE, find_config, resolve_user_dir
-from .envfile import EnvFileError, parse_env_file
+from .entries import load_server
 from .expand import Expander
 from .jsonc import strip_jsonc
 from .jsonpath import join
@@ -36,9 +36,6 @@ from .validation import json_kind, unknown_key_warnings, validate
 __all__ = ["load_config"]
 
 logger = logging.getLogger("codemode_kernel.config")
-
-# Per-server keys other tools write that mean nothing here; ignored without a warning.
-_FOREIGN_SERVER_KEYS = frozenset({"dev", "gallery", "autoApprove", "alwaysAllow"})
 
 _SETTINGS_KEYS = ("defaults", "models", "workspace")
 _TOP_LEVEL_KEYS = ("mcpServers", "servers", *_SETTINGS_KEYS, "$schema")
@@ -96,7 +93,9 @@ def _load_file(
     doc = _read(path, origin, cwd)
     user_file = user_dir / USER_CONFIG_FILE
     own_format = _is_codemode_format(doc, user_file)
-    expander = Expander(env=env, file=doc.display, workspace_folder=_workspace_folder(path))
+    expander = Expander(
+        env=env, file=doc.display, workspace_folder=_workspace_folder(path), base_dir=path.parent
+    )
     servers_key = _servers_key(doc)
     if own_format:
         layout, warnings = _read_layout(doc, keys=_TOP_LEVEL_KEYS, warn_unknown=True)
@@ -107,7 +106,7 @@ def _load_file(
     raw_servers = (layout.mcp_servers if servers_key == "mcpServers" else layout.servers) or {}
     servers = {}
     for name, raw in raw_servers.items():
-        server, server_warnings = _load_server(name, raw, join(servers_key or "", name), doc, expander)
+        server, server_warnings = load_server(name, raw, join(servers_key or "", name), expander)
         servers[name] = server
         warnings += server_warnings
 
@@ -237,105 +236,8 @@ def _check_unique_refs(models: list[ModelConfig], doc: _Document) -> None:
         seen[model.ref] = index
 
 
-def _load_server(
-    name: str, raw: Any, path: str, doc: _Document, expander: Expander
-) -> tuple[ServerConfig, list[str]]:
-    if not name or "/" in name:
-        raise ConfigError(
-            'a server name must be non-empty and without "/"',
-            file=doc.display,
-            path=path,
-            fix='rename the server ("/" separates server and tool in excludedTools)',
-        )
-    if not isinstance(raw, dict):
-        raise ConfigError(
-            f"must be an object, not {json_kind(raw)}",
-            file=doc.display,
-            path=path,
-            fix='write {"command": "...", "args": [...]} to start a server, or {"url": "https://..."}',
-        )
-    warnings = unknown_key_warnings(
-        raw,
-        ServerConfig,
-        file=doc.display,
-        path=path,
-        exclude=frozenset({"name"}),
-        silent=_FOREIGN_SERVER_KEYS,
-    )
-    server = validate(ServerConfig, {**raw, "name": name}, file=doc.display, path=path)
-    if server.disabled:
-        return server, warnings
-    return _expand_server(server, path, doc, expander), warnings
-
-
-def _expand_server(server: ServerConfig, path: str, doc: _Document, expander: Expander) -> ServerConfig:
-    """Expand variables, read ``envFile``, resolve relative paths: what only an enabled server needs."""
-    base = doc.path.parent
-
-    def text(value: str, *parts: str | int) -> str:
-        return expander.expand(value, join(path, *parts))
-
-    update: dict[str, Any] = {
-        "args": [text(arg, "args", index) for index, arg in enumerate(server.args)],
-        "env": {key: text(value, "env", key) for key, value in server.env.items()},
-        "headers": {key: text(value, "headers", key) for key, value in server.headers.items()},
-    }
-    if server.command is not None:
-        update["command"] = text(server.command, "command")
-        if not update["command"]:
-            raise ConfigError(
-                "is empty once its variables are expanded",
-                file=doc.display,
-                path=join(path, "command"),
-                fix="set the variable it uses to the program that starts the server",
-            )
-    if server.url is not None:
-        update["url"] = text(server.url, "url")
-        if not update["url"].startswith(("http://", "https://")):
-            raise ConfigError(
-                "must start with http:// or https://",
-                file=doc.display,
-                path=join(path, "url"),
-                fix='write the full address of the MCP endpoint, e.g. "https://example.com/mcp"',
-            )
-    if server.cwd is not None:
-        cwd = expander.expand_path(str(server.cwd), join(path, "cwd"), base=base)
-        if not cwd.is_dir():
-            raise ConfigError(
-                f"directory {cwd} does not exist",
-                file=doc.display,
-                path=join(path, "cwd"),
-                fix=_missing_path_fix(doc),
-            )
-        update["cwd"] = cwd
-    if server.env_file is not None:
-        env_file = expander.expand_path(str(server.env_file), join(path, "envFile"), base=base)
-        # Explicit "env" entries win over the file's.
-        update["env"] = {**_read_env_file(env_file, join(path, "envFile"), doc), **update["env"]}
-        update["env_file"] = env_file
-    return server.model_copy(update=update)
-
-
-def _read_env_file(env_file: Path, path: str, doc: _Document) -> dict[str, str]:
-    try:
-        return parse_env_file(env_file.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"env file {env_file} does not exist",
-            file=doc.display,
-            path=path,
-            fix=_missing_path_fix(doc),
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            f"env file {env_file} cannot be read ({exc})", file=doc.display, path=path, fix="check the file"
-        ) from None
-    except EnvFileError as exc:
-        raise ConfigError(f"env file {env_file}, {exc}", file=doc.display, path=path, fix=exc.fix) from None
-
-
 def _workspace(value: str, doc: _Document, expander: Expander) -> Path:
-    workspace = expander.expand_path(value, "workspace", base=doc.path.parent)
+    workspace = expander.expand_path(value, "workspace")
     if not workspace.is_dir():
         raise ConfigError(
             f"directory {workspace} does not exist",
@@ -370,10 +272,6 @@ def _check_trust(doc: _Document, servers: dict[str, ServerConfig], user_dir: Pat
 def _workspace_folder(path: Path) -> Path:
     """Return what ``${workspaceFolder}`` means: the folder holding ``.vscode/``, else the file's folder."""
     return path.parent.parent if path.parent.name == ".vscode" else path.parent
-
-
-def _missing_path_fix(doc: _Document) -> str:
-    return f"create it, or correct the path (relative paths start at the directory of {doc.display})"
 
 
 def _display(path: Path, cwd: Path) -> str:

@@ -18,7 +18,7 @@ from codemode_kernel.errors import ConfigError
 
 
 def expander(env: dict[str, str] | None = None, folder: str = "/proj") -> Expander:
-    return Expander(env=env or {}, file="codemode.json", workspace_folder=Path(folder))
+    return Expander(env=env or {}, file="codemode.json", workspace_folder=Path(folder), base_dir=Path("/cfg"))
 
 
 @pytest.mark.parametrize(
@@ -68,9 +68,9 @@ def test_expand_errors(text: str, message: str, fix: str) -> None:
 
 def test_expand_path_resolves_home_and_relative_paths() -> None:
     x = expander({"HOME": "/home/u", "D": "data"})
-    assert x.expand_path("~/a", "p", base=Path("/cfg")) == Path("/home/u/a")
-    assert x.expand_path("${D}/b", "p", base=Path("/cfg")) == Path("/cfg/data/b")
-    assert x.expand_path("/abs", "p", base=Path("/cfg")) == Path("/abs")
+    assert x.expand_path("~/a", "p") == Path("/home/u/a")
+    assert x.expand_path("${D}/b", "p") == Path("/cfg/data/b")
+    assert x.expand_path("/abs", "p") == Path("/abs")
 
 
 @given(st.text().filter(lambda s: "$" not in s))

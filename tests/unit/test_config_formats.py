@@ -4,6 +4,7 @@ and codemode's own codemode.json."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -268,3 +269,24 @@ def test_models_are_frozen(tmp_path: Path) -> None:
         ServerConfig(name="a", command="x").command = "y"
     with pytest.raises(ValueError, match="frozen"):
         default_config(tmp_path).workspace = Path("/")
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+
+
+def doc_examples() -> list[tuple[str, str]]:
+    """The JSON and JSONC examples of docs/configuration.md, as (language, text)."""
+    text = DOCS.read_text(encoding="utf-8")
+    return re.findall(r"```(jsonc?)\n(.*?)```", text, flags=re.DOTALL)
+
+
+@pytest.mark.parametrize(("language", "text"), doc_examples())
+def test_documented_examples_load(tmp_path: Path, language: str, text: str) -> None:
+    (tmp_path / "notebooks" / "work").mkdir(parents=True)
+    name = ".vscode/mcp.json" if language == "jsonc" else "codemode.json"
+    config = load(tmp_path, name, text, env={"GITHUB_TOKEN": "t", "DOCS_TOKEN": "d"})
+    assert config.warnings == []
+
+
+def test_docs_have_examples() -> None:
+    assert len(doc_examples()) >= 5
