@@ -176,6 +176,7 @@ def build_tool_model(
         where = f"{spec.qualified_name} outputSchema"
         out = SchemaTranslator(spec.output_schema, where=where, names=ClassNames(taken))
         out.begin_root(output_name if becomes_class(spec.output_schema) else None)
+        out.stems[output_name] = stem
         output_type = out.translate(spec.output_schema, "", output_name, 0, output_name)
         output_type_name = output_type.name if isinstance(output_type, ClassType) else None
         output_warnings = out.warnings

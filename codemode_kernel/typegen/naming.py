@@ -43,8 +43,13 @@ def _is_word_char(char: str) -> bool:
 
 
 def _strip_marks(text: str) -> str:
-    """Decompose (NFKD) and drop combining marks: ``café`` -> ``cafe``, ``①`` -> ``1``."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    """Decompose (NFKD) and drop non-spacing marks: ``café`` -> ``cafe``, ``①`` -> ``1``.
+
+    Variation selectors are non-spacing marks too, so an emoji leaves nothing behind.
+    """
+    return "".join(
+        c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) not in ("Mn", "Me")
+    )
 
 
 def _words(text: str) -> list[str]:

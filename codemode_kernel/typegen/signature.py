@@ -8,7 +8,9 @@ wire arguments dict.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
+import operator
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, Union, cast
 
@@ -55,7 +57,10 @@ def runtime_annotation(pytype: PyType, classes: dict[int, Any] | None = None) ->
     if isinstance(pytype, DictType):
         return dict[str, runtime_annotation(pytype.value, memo)]  # type: ignore[misc]
     if isinstance(pytype, UnionType):
-        return cast(Any, Union)[tuple(runtime_annotation(o, memo) for o in pytype.options)]
+        options = [runtime_annotation(o, memo) for o in pytype.options]
+        if any(isinstance(o, str) for o in options):  # "Node" | None is a TypeError; Union takes strings
+            return cast(Any, Union)[tuple(options)]
+        return functools.reduce(operator.or_, options)  # shows as ``str | None``, like the stubs
     if isinstance(pytype, ClassRef):
         return pytype.name
     if id(pytype) not in memo:

@@ -83,6 +83,9 @@ class SchemaTranslator:
         self._nodes = 0
         self._done: dict[str, PyType] = {}
         self._active: dict[str, str | None] = {}
+        # Class name -> prefix for the names of its nested classes, where that is not the name itself:
+        # ``GetWeatherOutput`` nests ``GetWeatherLocation``, as ``GetWeatherInput`` would.
+        self.stems: dict[str, str] = {}
 
     def degrade(self, path: str, reason: str) -> AnyType:
         """Record why the value at ``path`` is typed Any, and return that Any."""
@@ -98,7 +101,9 @@ class SchemaTranslator:
         """
         self._nodes += 1
         if self._nodes > MAX_NODES:
-            return self.degrade(path, "schema too large")
+            if self._nodes == MAX_NODES + 1:  # one warning, not one per remaining property
+                return self.degrade(path, "schema too large (this and later values)")
+            return AnyType("schema too large")
         if depth > MAX_DEPTH:
             return self.degrade(path, "nested too deeply")
         if schema is True:
@@ -247,7 +252,7 @@ class SchemaTranslator:
         if not isinstance(properties, dict) or not properties:
             return DictType(extra or AnyType())
         name = named or self.names.claim(hint)
-        fields = self.fields(schema, path, name, depth)
+        fields = self.fields(schema, path, self.stems.get(name, name), depth)
         description = schema.get("description")
         return ClassType(
             name=name,

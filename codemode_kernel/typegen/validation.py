@@ -43,8 +43,9 @@ class ArgumentValidator:
     """A compiled jsonschema validator for one tool's input schema (built once, used for every call).
 
     ``function_name`` and ``parameter_names`` (wire name -> Python name) let messages speak the caller's
-    language. If the schema is not valid JSON Schema, or breaks jsonschema when used, validation is
-    switched off and :attr:`warning` says why: the server still checks its own input.
+    language. If the schema is not valid JSON Schema, validation is switched off and :attr:`warning`
+    says why; if it breaks jsonschema only when used (a remote ``$ref``), that call goes out unchecked.
+    Either way the server still checks its own input.
     """
 
     def __init__(
@@ -67,21 +68,20 @@ class ArgumentValidator:
         # The schema is untrusted input and jsonschema can fail on it in many ways (SchemaError,
         # RecursionError on absurd nesting, TypeError on odd $schema values); all mean "cannot check".
         except Exception as exc:
-            self._disable(exc)
+            self.warning = self._unusable(exc, "arguments are sent unchecked")
 
     @property
     def enabled(self) -> bool:
-        """Whether calls are checked (False after the schema turned out unusable)."""
+        """Whether calls are checked (False when jsonschema could not compile the schema)."""
         return self._validator is not None
 
-    def _disable(self, exc: BaseException) -> None:
-        """Switch validation off for this tool and say why."""
+    def _unusable(self, exc: BaseException, consequence: str) -> str:
+        """The warning for a schema jsonschema cannot work with."""
         reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        self.warning = (
+        return (
             f"{self.spec.qualified_name}: inputSchema cannot be used for validation "
-            f"({clip(str(reason), 160)}); arguments are sent unchecked"
+            f"({clip(str(reason), 160)}); {consequence}"
         )
-        self._validator = None
 
     def validate(self, arguments: Mapping[str, Any]) -> None:
         """Check wire ``arguments``; raise ToolArgumentError naming the field and what was expected.
@@ -93,8 +93,10 @@ class ArgumentValidator:
             return
         try:
             errors = list(itertools.islice(self._validator.iter_errors(dict(arguments)), _MAX_ERRORS))
-        except Exception as exc:  # an unresolvable $ref only fails here, at use (see __init__)
-            self._disable(exc)
+        # A remote or broken $ref fails only here, at use, and only for arguments that reach it: this call
+        # goes out unchecked (the server still checks), later calls are checked again.
+        except Exception as exc:
+            self.warning = self._unusable(exc, "some arguments could not be checked")
             return
         if not errors:
             return
