@@ -110,8 +110,8 @@ def _load_file(
         servers[name] = server
         warnings += server_warnings
 
+    defaults, models, workspace = layout.defaults, layout.models, cwd
     settings_source: Path | None = path
-    workspace = cwd
     if own_format:
         if layout.workspace is not None:
             workspace = _workspace(layout.workspace, doc, expander)
@@ -119,8 +119,7 @@ def _load_file(
         # Another tool's file names the servers; code-mode settings still come from the user's own config.
         user_doc = _read(user_file, "user", cwd)
         user_layout, user_warnings = _read_layout(user_doc, keys=("defaults", "models"), warn_unknown=True)
-        layout = layout.model_copy(update={"defaults": user_layout.defaults, "models": user_layout.models})
-        settings_source = user_file
+        defaults, models, settings_source = user_layout.defaults, user_layout.models, user_file
         warnings += user_warnings
     else:
         settings_source = None
@@ -129,8 +128,8 @@ def _load_file(
         _check_trust(doc, servers, user_dir)
     return Config(
         servers=servers,
-        defaults=layout.defaults,
-        models=layout.models,
+        defaults=defaults,
+        models=models,
         workspace=workspace,
         source=path,
         settings_source=settings_source,

@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -110,11 +111,13 @@ class ServerConfig(ConfigModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _infer_transport(cls, data: Any) -> Any:
-        # A file says "type" (or nothing: then a url means http); Python code may say "transport".
+    def _infer_transport(cls, data: Any, info: ValidationInfo) -> Any:
+        # A file says "type" (or nothing: then a url means http). Python code may use the field name; in a
+        # file, a "transport" key is only an unknown key and must not steer the inference.
         if not isinstance(data, dict):
             return data
-        key = "transport" if "transport" in data else "type"
+        from_file = bool(info.context and info.context.get("file"))
+        key = "transport" if "transport" in data and not from_file else "type"
         value = data.get(key)
         if value is None:
             return {**data, key: "http" if data.get("url") is not None else "stdio"}

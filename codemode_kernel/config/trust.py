@@ -34,9 +34,10 @@ def content_digest(content: bytes) -> str:
 
 
 def trust_config(path: str | os.PathLike[str], *, user_config_dir: Path | None = None) -> Path:
-    """Trust the current content of the config file at ``path``; returns its resolved path.
+    """Trust the current content of the config file at ``path``; returns the trust store it was written to.
 
-    Trusting again after an edit replaces the old entry. This is what ``codemode trust <path>`` runs.
+    Trusting again after an edit replaces the old entry. This is what ``codemode trust <path>`` runs; the
+    returned path lets it say where the trust is remembered.
     """
     resolved = Path(path).resolve()
     digest = content_digest(_read(resolved))
@@ -44,7 +45,7 @@ def trust_config(path: str | os.PathLike[str], *, user_config_dir: Path | None =
     files = _read_store(store_path)
     files[str(resolved)] = {"sha256": digest}
     _write_store(store_path, files)
-    return resolved
+    return store_path
 
 
 def is_trusted(path: str | os.PathLike[str], *, user_config_dir: Path | None = None) -> bool:

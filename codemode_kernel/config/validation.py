@@ -60,7 +60,7 @@ _BOUNDS = {
 def validate(model: type[M], data: Any, *, file: str, path: str) -> M:
     """Validate file data (camelCase keys only) against ``model``; a ConfigError that points into the file."""
     try:
-        return model.model_validate(data, by_alias=True, by_name=False)
+        return model.model_validate(data, by_alias=True, by_name=False, context={"file": file})
     except ValidationError as exc:
         raise _config_error(exc, file=file, path=path) from None
 

@@ -290,3 +290,13 @@ def test_documented_examples_load(tmp_path: Path, language: str, text: str) -> N
 
 def test_docs_have_examples() -> None:
     assert len(doc_examples()) >= 5
+
+
+def test_a_stray_transport_key_does_not_change_the_type(tmp_path: Path) -> None:
+    config = load(
+        tmp_path, ".mcp.json", {"mcpServers": {"a": {"transport": "sse", "url": "https://h.example/mcp"}}}
+    )
+    assert config.servers["a"].transport == "http"
+    assert len(config.warnings) == 1 and config.warnings[0].startswith(
+        ".mcp.json: mcpServers.a.transport: unknown key"
+    )

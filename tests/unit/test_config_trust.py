@@ -48,7 +48,7 @@ def test_untrusted_project_file_names_file_and_command(tmp_path: Path, user: Pat
 def test_trusting_makes_it_load(tmp_path: Path, user: Path) -> None:
     path = write(tmp_path / ".mcp.json", STDIO)
     assert not is_trusted(path, user_config_dir=user)
-    assert trust_config(path, user_config_dir=user) == path.resolve()
+    assert trust_config(path, user_config_dir=user) == user / "trusted.json"
     assert is_trusted(path, user_config_dir=user)
     config = load(tmp_path, user)
     assert list(config.servers) == ["local"]
