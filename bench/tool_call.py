@@ -25,7 +25,7 @@ from codemode_kernel.config import ServerConfig
 from codemode_kernel.hub import ToolHub
 
 SERVER = [sys.executable, "-m", "codemode_kernel.servers.weather"]
-TOOL, ARGS = "get_weather", {"city": "Oslo", "unit": "celsius"}
+TOOL, ARGS = "get_weather", {"city": "Seattle", "unit": "celsius"}
 
 
 async def direct_round(client: Client, calls: int) -> list[float]:

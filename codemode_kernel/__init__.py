@@ -1,5 +1,10 @@
-"""codemode-kernel: every MCP tool as a typed Python function, for people and LLMs in Jupyter."""
+"""codemode-kernel: every MCP tool as a typed Python function, for people and LLMs in Jupyter.
 
+The public API is the names below; every module path may change.
+"""
+
+from .calllog import CallLog, CallRecord
+from .config import CodeModeSettings, Config, ServerConfig, load_config, resolve_code_mode
 from .errors import (
     CodeModeError,
     ConfigError,
@@ -11,19 +16,38 @@ from .errors import (
     UnknownToolError,
     UntrustedConfigError,
 )
+from .hub import ServerStatus, ToolHub
+from .results import Audio, Image, Resource, ResourceLink, ToolResult
+from .toolbox import Toolbox, ToolNamespace
 from .toolspec import ToolSpec
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Audio",
+    "CallLog",
+    "CallRecord",
     "CodeModeError",
+    "CodeModeSettings",
+    "Config",
     "ConfigError",
+    "Image",
+    "Resource",
+    "ResourceLink",
+    "ServerConfig",
     "ServerError",
+    "ServerStatus",
     "ToolArgumentError",
     "ToolError",
+    "ToolHub",
     "ToolNameCollisionError",
+    "ToolNamespace",
+    "ToolResult",
     "ToolSpec",
     "ToolTimeoutError",
+    "Toolbox",
     "UnknownToolError",
     "UntrustedConfigError",
+    "load_config",
+    "resolve_code_mode",
 ]

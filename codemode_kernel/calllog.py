@@ -20,7 +20,9 @@ from typing import Any, Literal
 
 __all__ = ["CallLog", "CallRecord", "CallStatus"]
 
-CallStatus = Literal["running", "ok", "tool_error", "invalid_arguments", "timeout", "cancelled", "server_error"]
+CallStatus = Literal[
+    "running", "ok", "tool_error", "invalid_arguments", "timeout", "cancelled", "server_error"
+]
 """``ok`` answered; ``tool_error`` the server reported isError; ``invalid_arguments`` refused before
 sending; ``timeout`` the per-call timeout fired; ``cancelled`` the caller gave up (interrupt);
 ``server_error`` the connection or the protocol failed."""

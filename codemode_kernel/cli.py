@@ -61,15 +61,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help='a saved tools/list answer: {"tools": [...]} or a list of tools ("-" reads standard input)',
     )
-    tools.add_argument("--server", metavar="NAME", help="server name for --tools-json (default: the file name)")
+    tools.add_argument(
+        "--server", metavar="NAME", help="server name for --tools-json (default: the file name)"
+    )
     tools.add_argument("--no-header", action="store_true", help="leave out the import lines")
     tools.set_defaults(run=_cmd_tools)
 
     doctor = sub.add_parser(
         "doctor",
         help="check the config and every server, with fixes",
-        description="Say where the config was found, connect to every server, and report each server's state, "
-        "tool count and problems with what would fix them. Exit code 1 when anything failed.",
+        description="Say where the config was found, connect to every server, and report each server's "
+        "state, tool count and problems with what would fix them. Exit code 1 when anything failed.",
     )
     doctor.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
     doctor.set_defaults(run=_cmd_doctor)
@@ -92,12 +94,12 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     if args.tools_json:
         specs = _read_tools_json(args.tools_json, args.server)
         models = build_tool_models(specs, reserved=RESERVED_NAMES)
-        print(render_stubs(models, header=not args.no_header))
+        print(render_stubs(models, imports=not args.no_header))
         return EXIT_OK
     config = load_config(args.config)
     with Toolbox(config) as toolbox:
         failed = [s for s in toolbox.status() if s.state == "failed"]
-        print(toolbox.stubs(header=not args.no_header))
+        print(toolbox.stubs(imports=not args.no_header))
         for status in failed:
             print(f"# server {status.name!r} failed: {status.error}")
             if status.log_path:
@@ -113,19 +115,25 @@ def _read_tools_json(source: str, server: str | None) -> list[ToolSpec]:
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", file=source) from None
+        raise ConfigError(
+            f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", file=source
+        ) from None
     if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
         data = data["result"]  # a whole JSON-RPC response
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list):
         raise ConfigError(
-            'expected {"tools": [...]} or a list of tools', file=source, fix="save the result of a tools/list call"
+            'expected {"tools": [...]} or a list of tools',
+            file=source,
+            fix="save the result of a tools/list call",
         )
     name = server or (Path(source).stem if source != "-" else "tools")
     specs = []
     for index, tool in enumerate(tools):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-            raise ConfigError("a tool must be an object with a string name", file=source, path=f"tools[{index}]")
+            raise ConfigError(
+                "a tool must be an object with a string name", file=source, path=f"tools[{index}]"
+            )
         spec = ToolSpec.from_wire(name, tool)
         for warning in spec.warnings:
             print(f"codemode: warning: {warning}", file=sys.stderr)
@@ -137,7 +145,10 @@ def _read_tools_json(source: str, server: str | None) -> list[ToolSpec]:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    print(f"codemode-kernel {version('codemode-kernel')}, mcp {version('mcp')}, Python {platform.python_version()}")
+    print(
+        f"codemode-kernel {version('codemode-kernel')}, mcp {version('mcp')}, "
+        f"Python {platform.python_version()}"
+    )
     try:
         config = load_config(args.config)
     except UntrustedConfigError as exc:
@@ -208,7 +219,10 @@ def _cmd_trust(args: argparse.Namespace) -> int:
     else:
         found, origin = find_config()
         if found is None or origin != "project":
-            print("codemode: no project config here (codemode.json, .mcp.json, .vscode/mcp.json)", file=sys.stderr)
+            print(
+                "codemode: no project config here (codemode.json, .mcp.json, .vscode/mcp.json)",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         path = found
     stored = trust_config(path)

@@ -16,15 +16,24 @@ import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from .config import Config, load_config, resolve_code_mode
 from .errors import ToolNameCollisionError
 from .hub import ServerStatus, ToolHub
 from .results import decode_result
-from .typegen import ToolModel, bind_arguments, build_tool_models, make_docstring, make_signature, render_stubs
+from .typegen import (
+    ToolModel,
+    bind_arguments,
+    build_tool_models,
+    make_docstring,
+    make_signature,
+    render_stubs,
+)
 
 __all__ = ["RESERVED_NAMES", "ToolNamespace", "Toolbox"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 RESERVED_NAMES = frozenset(
     {
@@ -46,7 +55,9 @@ RESERVED_NAMES = frozenset(
 class ToolNamespace:
     """A namespace of tool functions: attribute access by Python name, indexing by any name."""
 
-    def __init__(self, functions: dict[str, Callable[..., Any]], aliases: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, functions: dict[str, Callable[..., Any]], aliases: dict[str, str] | None = None
+    ) -> None:
         self.__functions = dict(functions)
         self.__aliases = dict(aliases or {})
 
@@ -109,9 +120,7 @@ class Toolbox:
         self.hub.on_tools_changed(self._rebuild)
 
     @classmethod
-    def from_config(
-        cls, path: str | os.PathLike[str] | None = None, *, cwd: Path | None = None
-    ) -> Toolbox:
+    def from_config(cls, path: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> Toolbox:
         """Find and load the configuration (see docs/configuration.md) and make a Toolbox from it."""
         return cls(load_config(path, cwd=cwd))
 
@@ -169,9 +178,9 @@ class Toolbox:
         """Each configured server's state, tool count, error and stderr log."""
         return self.hub.status()
 
-    def stubs(self, *, header: bool = True) -> str:
+    def stubs(self, *, imports: bool = True) -> str:
         """Python stub source of every tool (valid Python; what an LLM reads)."""
-        return render_stubs(self.models, header=header)
+        return render_stubs(self.models, imports=imports)
 
     def call(self, name: str, /, **arguments: Any) -> Any:
         """Call a tool by Python name, original name or ``server/tool``."""
@@ -193,7 +202,11 @@ class Toolbox:
         self.atools = ToolNamespace(async_functions, aliases)
         self.by_server = {
             server: ToolNamespace(
-                {m.function_name: sync_functions[m.function_name] for m in self.models if m.spec.server == server},
+                {
+                    m.function_name: sync_functions[m.function_name]
+                    for m in self.models
+                    if m.spec.server == server
+                },
                 {m.spec.name: m.function_name for m in self.models if m.spec.server == server},
             )
             for server in dict.fromkeys(m.spec.server for m in self.models)
@@ -221,15 +234,16 @@ class Toolbox:
         return _describe(tool_function, model)
 
 
-def _describe(function: Any, model: ToolModel) -> Any:
+def _describe(function: _F, model: ToolModel) -> _F:
     """Give a tool function its real name, signature and docstring (for help(), ``?`` and completion)."""
-    function.__name__ = model.function_name
-    function.__qualname__ = model.function_name
-    function.__module__ = "codemode_kernel.tools"
-    function.__doc__ = make_docstring(model)
-    function.__signature__ = make_signature(model)
-    function.spec = model.spec
-    function.model = model
+    target: Any = function
+    target.__name__ = model.function_name
+    target.__qualname__ = model.function_name
+    target.__module__ = "codemode_kernel.tools"
+    target.__doc__ = make_docstring(model)
+    target.__signature__ = make_signature(model)
+    target.spec = model.spec
+    target.model = model
     return function
 
 
@@ -240,4 +254,3 @@ def _aliases(models: list[ToolModel]) -> dict[str, str]:
         out.setdefault(m.spec.name, m.function_name)
         out[m.spec.qualified_name] = m.function_name
     return out
-

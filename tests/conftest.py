@@ -19,7 +19,7 @@ QUIRKY = ROOT / "tests" / "servers" / "quirky_server.py"
 
 
 def require_executable(path: Path | str) -> str:
-    """The path of a test server's executable; fails loudly (never skips) when the setup did not install it."""
+    """The path of a test server's executable; fails loudly (never skips) when setup did not install it."""
     found = shutil.which(str(path))
     if found is None:
         pytest.fail(f"{path} is missing: run scripts/test.sh, which installs the test servers (npm and PyPI)")
@@ -61,8 +61,13 @@ def http_server() -> Iterator[callable]:  # type: ignore[valid-type]
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(argv: list[str], port: int, env: dict[str, str] | None = None) -> int:
-        proc = subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         procs.append(proc)
         wait_for_port(port, proc)
         return port

@@ -11,8 +11,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +20,7 @@ from mcp import Client, MCPError, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.dispatcher import CallOptions
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from pydantic import ValidationError
 
@@ -153,14 +153,18 @@ class ServerConnection:
             await self.start()
             if self.state != "ready":
                 raise ServerError(
-                    f"the server died and did not come back: {self.error}", server=self.name, log_path=self._log_str()
+                    f"the server died and did not come back: {self.error}",
+                    server=self.name,
+                    log_path=self._log_str(),
                 ) from cause
 
     async def _own(self) -> None:
         """The owner task: enter the client, list tools, hold the connection until told to stop."""
         errlog = open(self.log_path, "a", encoding="utf-8") if self.log_path else None  # noqa: SIM115
         try:
-            async with Client(self._transport(errlog), mode=self._mode(), message_handler=self._on_message) as client:
+            async with Client(
+                self._transport(errlog), mode=self._mode(), message_handler=self._on_message
+            ) as client:
                 self.protocol_version = client.protocol_version
                 info = client.server_info
                 self.server_name = info.name if info else None
@@ -202,7 +206,7 @@ class ServerConnection:
         headers = dict(cfg.headers)
         if cfg.transport == "sse":
             return sse_client(cfg.url, headers=headers or None)
-        return streamable_http_client(cfg.url, http_client=create_mcp_http_client(headers=headers or None))
+        return _streamable_http(cfg.url, headers)
 
     def _mode(self) -> Any:
         return self.config.protocol
@@ -252,6 +256,16 @@ class ServerConnection:
         return str(self.log_path) if self.log_path else None
 
 
+@contextlib.asynccontextmanager
+async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """Streamable HTTP with our headers; the HTTP client we create is ours to close."""
+    async with (
+        create_mcp_http_client(headers=headers or None) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
 def _adapt_progress(callback: ProgressCallback) -> Any:
     async def forward(progress: float, total: float | None, message: str | None) -> None:
         outcome = callback(progress, total, message)
@@ -271,9 +285,9 @@ async def _raw_request(client: Client, method: str, params: dict[str, Any] | Non
     data: dict[str, Any] = {"method": method}
     if params:
         data["params"] = params
-    opts: dict[str, Any] = {}
-    session._stamp(data, opts)  # type: ignore[attr-defined]  # noqa: SLF001
-    result: dict[str, Any] = await session._dispatcher.send_raw_request(method, data.get("params"), opts)  # noqa: SLF001
+    opts: CallOptions = {}
+    session._stamp(data, opts)
+    result: dict[str, Any] = await session._dispatcher.send_raw_request(method, data.get("params"), opts)
     return result
 
 

@@ -180,7 +180,9 @@ class ToolHub:
             ToolTimeoutError: no answer within the timeout; the call was cancelled at the server.
             ServerError: the server is not connected or the connection failed.
         """
-        return self._require_loop().run(self._call(server, tool, arguments or {}, timeout, progress, execution_id))
+        return self._require_loop().run(
+            self._call(server, tool, arguments or {}, timeout, progress, execution_id)
+        )
 
     async def acall(
         self,
@@ -194,7 +196,9 @@ class ToolHub:
     ) -> dict[str, Any]:
         """Async twin of ``call``, awaitable from any event loop."""
         loop = self._require_loop()
-        return await loop.run_async(self._call(server, tool, arguments or {}, timeout, progress, execution_id))
+        return await loop.run_async(
+            self._call(server, tool, arguments or {}, timeout, progress, execution_id)
+        )
 
     def refresh(self) -> None:
         """List every ready server's tools again."""
@@ -212,7 +216,10 @@ class ToolHub:
         for cfg in self._configs:
             if cfg.name not in self._connections:
                 self._connections[cfg.name] = ServerConnection(
-                    cfg, log_dir=log_dir, connect_timeout=self._connect_timeout, on_tools_changed=self._tools_changed
+                    cfg,
+                    log_dir=log_dir,
+                    connect_timeout=self._connect_timeout,
+                    on_tools_changed=self._tools_changed,
                 )
         await asyncio.gather(*(conn.start() for conn in self._connections.values() if conn.state != "ready"))
         self.tools_version += 1
@@ -235,9 +242,13 @@ class ToolHub:
         if conn is None:
             close = difflib.get_close_matches(server, list(self._connections), n=3)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise UnknownToolError(f"no server named {server!r}{hint} (servers: {', '.join(self._connections)})")
+            raise UnknownToolError(
+                f"no server named {server!r}{hint} (servers: {', '.join(self._connections)})"
+            )
         if conn.state != "ready":
-            raise ServerError(f"not connected ({conn.error or conn.state})", server=server, log_path=conn._log_str())
+            raise ServerError(
+                f"not connected ({conn.error or conn.state})", server=server, log_path=conn._log_str()
+            )
         for spec in conn.tools:
             if spec.name == tool:
                 return conn, spec
@@ -274,7 +285,9 @@ class ToolHub:
             async with asyncio.timeout(limit):
                 result = await conn.call(tool, arguments, timeout=None, progress=progress)
         except TimeoutError:
-            message = f"{server}/{tool} did not answer within {limit:g} s; the call was cancelled at the server"
+            message = (
+                f"{server}/{tool} did not answer within {limit:g} s; the call was cancelled at the server"
+            )
             self.call_log.finish(record, "timeout", error=message)
             raise ToolTimeoutError(message, tool=tool, timeout=limit) from None
         except asyncio.CancelledError:
@@ -308,11 +321,18 @@ def _check_output(spec: ToolSpec, result: dict[str, Any]) -> tuple[str, ...]:
         return (f"{spec.qualified_name}: has an outputSchema but returned no structuredContent",)
     try:
         error = jsonschema.exceptions.best_match(
-            jsonschema.validators.validator_for(spec.output_schema)(spec.output_schema).iter_errors(structured)
+            jsonschema.validators.validator_for(spec.output_schema)(spec.output_schema).iter_errors(
+                structured
+            )
         )
     except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError, TypeError) as exc:
-        return (f"{spec.qualified_name}: its outputSchema is not valid JSON Schema ({exc}); result not checked",)
+        return (
+            f"{spec.qualified_name}: its outputSchema is not valid JSON Schema ({exc}); result not checked",
+        )
     if error is None:
         return ()
     where = ".".join(str(p) for p in error.absolute_path) or "(root)"
-    return (f"{spec.qualified_name}: structuredContent does not match its outputSchema at {where}: {error.message}",)
+    return (
+        f"{spec.qualified_name}: structuredContent does not match its outputSchema at {where}: "
+        f"{error.message}",
+    )

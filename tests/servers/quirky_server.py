@@ -56,18 +56,29 @@ class Quirky:
                 "name": "bad_output",
                 "description": "Returns structuredContent violating its outputSchema.",
                 "inputSchema": obj,
-                "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+                "outputSchema": {
+                    "type": "object",
+                    "properties": {"n": {"type": "integer"}},
+                    "required": ["n"],
+                },
             },
             {
                 "name": "sleep",
                 "description": "Sleep, reporting progress.",
-                "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}, "required": ["seconds"]},
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"seconds": {"type": "number"}},
+                    "required": ["seconds"],
+                },
             },
             {"name": "cancelled_count", "inputSchema": obj},
             {"name": "crash", "inputSchema": obj},
             {"name": "pid", "inputSchema": obj},
             {"name": "add_tool", "inputSchema": obj},
-            {"name": "fail", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}},
+            {
+                "name": "fail",
+                "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}},
+            },
         ]
         pages = [{"name": f"page_tool_{i}", "inputSchema": obj} for i in range(self.extra_tools)]
         added = [{"name": f"added_{i}", "inputSchema": obj} for i in range(self.added)]
@@ -78,11 +89,17 @@ class Quirky:
         msg_id = message.get("id")
         params = message.get("params") or {}
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {
-                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "quirky", "version": "0.0.1"},
-            }})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg_id,
+                    "result": {
+                        "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                        "capabilities": {"tools": {"listChanged": True}},
+                        "serverInfo": {"name": "quirky", "version": "0.0.1"},
+                    },
+                }
+            )
         elif method == "notifications/cancelled":
             event = self.cancel_events.get(params.get("requestId"))
             if event is not None:
@@ -100,7 +117,9 @@ class Quirky:
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": msg_id, "result": {}})
         elif msg_id is not None:
-            send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": f"no method {method}"}})
+            send(
+                {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": f"no method {method}"}}
+            )
 
     def call(self, msg_id: Any, params: dict[str, Any]) -> None:
         name = params.get("name")
@@ -121,8 +140,13 @@ class Quirky:
                     return  # a cancelled request gets no answer
                 step += 1
                 if token is not None:
-                    send({"jsonrpc": "2.0", "method": "notifications/progress",
-                          "params": {"progressToken": token, "progress": step, "total": int(seconds * 10)}})
+                    send(
+                        {
+                            "jsonrpc": "2.0",
+                            "method": "notifications/progress",
+                            "params": {"progressToken": token, "progress": step, "total": int(seconds * 10)},
+                        }
+                    )
             result = text_result(f"slept {seconds}")
         elif name == "cancelled_count":
             result = text_result(str(self.cancelled))

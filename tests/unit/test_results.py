@@ -18,11 +18,16 @@ def text(value: str) -> dict[str, str]:
 
 
 def test_structured_content_answers_attribute_and_key_access() -> None:
-    r = decode_result({"content": [text("ignored")], "structuredContent": {"temperature": 21.5, "where": {"city": "Oslo"}}},
-                      tool="get_weather")
+    r = decode_result(
+        {"content": [text("ignored")], "structuredContent": {"temperature": 21.5, "where": {"city": "Oslo"}}},
+        tool="get_weather",
+    )
     assert r.temperature == r["temperature"] == 21.5
     assert r.where.city == "Oslo"
-    assert isinstance(r, dict) and json.loads(json.dumps(r)) == {"temperature": 21.5, "where": {"city": "Oslo"}}
+    assert isinstance(r, dict) and json.loads(json.dumps(r)) == {
+        "temperature": 21.5,
+        "where": {"city": "Oslo"},
+    }
     with pytest.raises(AttributeError, match="temperature, where"):
         _ = r.humidity
     assert "temperature" in dir(r)
@@ -40,20 +45,32 @@ def test_json_text_becomes_an_object_and_plain_text_stays_str() -> None:
 
 def test_is_error_raises_tool_error_with_the_servers_message() -> None:
     with pytest.raises(ToolError, match="unknown city 'Atlantis'") as info:
-        decode_result({"content": [text("unknown city 'Atlantis'")], "isError": True}, tool="get_weather", server="w")
+        decode_result(
+            {"content": [text("unknown city 'Atlantis'")], "isError": True}, tool="get_weather", server="w"
+        )
     assert info.value.tool == "get_weather" and info.value.server == "w"
 
 
 def test_media_and_resources() -> None:
-    image = decode_result({"content": [{"type": "image", "data": base64.b64encode(PNG).decode(),
-                                        "mimeType": "image/png"}]}, tool="t")
+    image = decode_result(
+        {"content": [{"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"}]},
+        tool="t",
+    )
     assert isinstance(image, Image) and image.data == PNG
     bundle = image._repr_mimebundle_()
     assert base64.b64decode(bundle["image/png"]) == PNG
     audio = decode_result({"content": [{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}]}, tool="t")
     assert isinstance(audio, Audio) and "<audio" in audio._repr_html_()
-    mixed = decode_result({"content": [text("caption"), {"type": "resource_link", "uri": "file:///a", "name": "a"},
-                                       {"type": "resource", "resource": {"uri": "mem://x", "text": "hi"}}]}, tool="t")
+    mixed = decode_result(
+        {
+            "content": [
+                text("caption"),
+                {"type": "resource_link", "uri": "file:///a", "name": "a"},
+                {"type": "resource", "resource": {"uri": "mem://x", "text": "hi"}},
+            ]
+        },
+        tool="t",
+    )
     assert mixed[0] == "caption"
     assert isinstance(mixed[1], ResourceLink) and mixed[1].uri == "file:///a"
     assert isinstance(mixed[2], Resource) and mixed[2].text == "hi"
