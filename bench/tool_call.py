@@ -48,25 +48,28 @@ def hub_round(hub: ToolHub, calls: int) -> list[float]:
     return out
 
 
-def run(calls: int, rounds: int) -> dict[str, Any]:
-    """Measure both ways, interleaved; return the JSON report."""
+async def measure(calls: int, rounds: int) -> tuple[list[float], list[float]]:
+    """Both ways, interleaved round by round; one task owns the SDK client from enter to exit."""
     direct: list[float] = []
     via_hub: list[float] = []
-    loop = asyncio.new_event_loop()
     params = StdioServerParameters(command=SERVER[0], args=SERVER[1:])
+    config = ServerConfig(name="weather", transport="stdio", command=SERVER[0], args=SERVER[1:])
     with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "direct.log", "w") as errlog:
-        client = Client(stdio_client(params, errlog=errlog), mode="legacy")
-        loop.run_until_complete(client.__aenter__())
-        loop.run_until_complete(client.list_tools())
-        config = ServerConfig(name="weather", transport="stdio", command=SERVER[0], args=SERVER[1:])
-        with ToolHub([config], state_dir=Path(tmp) / ".codemode") as hub:
-            loop.run_until_complete(direct_round(client, 20))  # warm-up, not counted
-            hub_round(hub, 20)
-            for _ in range(rounds):
-                direct += loop.run_until_complete(direct_round(client, calls))
-                via_hub += hub_round(hub, calls)
-        loop.run_until_complete(client.__aexit__(None, None, None))
-    loop.close()
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+            await client.list_tools()
+            # The hub blocks this loop while it waits; it runs its own loop on its own thread.
+            with ToolHub([config], state_dir=Path(tmp) / ".codemode") as hub:
+                await direct_round(client, 20)  # warm-up, not counted
+                hub_round(hub, 20)
+                for _ in range(rounds):
+                    direct += await direct_round(client, calls)
+                    via_hub += hub_round(hub, calls)
+    return direct, via_hub
+
+
+def run(calls: int, rounds: int) -> dict[str, Any]:
+    """Measure both ways and return the JSON report."""
+    direct, via_hub = asyncio.run(measure(calls, rounds))
     direct_ms, hub_ms = statistics.median(direct), statistics.median(via_hub)
     return {
         "benchmark": "tool_call",

@@ -53,7 +53,7 @@ class ServerConnection:
         self.name = config.name
         self.state: ServerState = "disabled" if config.disabled else "connecting"
         self.error: str | None = None
-        self.tools: list[ToolSpec] = []
+        self._tools: dict[str, ToolSpec] = {}
         self.warnings: list[str] = []
         self.protocol_version: str | None = None
         self.server_name: str | None = None
@@ -70,6 +70,15 @@ class ServerConnection:
         self._ready = asyncio.Event()
         self._restart_lock = asyncio.Lock()
         self._generation = 0
+
+    @property
+    def tools(self) -> list[ToolSpec]:
+        """The server's tools as last listed, in its order."""
+        return list(self._tools.values())
+
+    def tool(self, name: str) -> ToolSpec | None:
+        """The tool with this exact name, if the server listed one."""
+        return self._tools.get(name)
 
     async def start(self) -> None:
         """Connect and list tools; on failure record why (never raise: one server must not block others)."""
@@ -115,7 +124,7 @@ class ServerConnection:
         """List tools again (after notifications/tools/list_changed) and tell the hub."""
         if self._client is None:
             return
-        self.tools = await self._list_tools(self._client)
+        self._tools = await self._list_tools(self._client)
         self._on_tools_changed(self)
 
     # -- internals ------------------------------------------------------------------------------
@@ -140,7 +149,7 @@ class ServerConnection:
     def _require_client(self) -> Client:
         if self._client is None or self.state != "ready":
             reason = self.error or self.state
-            raise ServerError(f"not connected ({reason})", server=self.name, log_path=self._log_str())
+            raise ServerError(f"not connected ({reason})", server=self.name, log_path=self.log_path_str())
         return self._client
 
     async def _restart_once(self, generation: int, cause: MCPError) -> None:
@@ -155,7 +164,7 @@ class ServerConnection:
                 raise ServerError(
                     f"the server died and did not come back: {self.error}",
                     server=self.name,
-                    log_path=self._log_str(),
+                    log_path=self.log_path_str(),
                 ) from cause
 
     async def _own(self) -> None:
@@ -168,7 +177,7 @@ class ServerConnection:
                 self.protocol_version = client.protocol_version
                 info = client.server_info
                 self.server_name = info.name if info else None
-                self.tools = await self._list_tools(client)
+                self._tools = await self._list_tools(client)
                 self._client = client
                 self.state = "ready"
                 self._ready.set()
@@ -211,7 +220,7 @@ class ServerConnection:
     def _mode(self) -> Any:
         return self.config.protocol
 
-    async def _list_tools(self, client: Client) -> list[ToolSpec]:
+    async def _list_tools(self, client: Client) -> dict[str, ToolSpec]:
         raw: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
@@ -224,7 +233,7 @@ class ServerConnection:
         self.warnings = [f"{self.name}: {w}" for spec in specs for w in spec.warnings]
         for warning in self.warnings:
             log.warning("%s", warning)
-        return specs
+        return {spec.name: spec for spec in specs}
 
     async def _list_page(self, client: Client, cursor: str | None) -> dict[str, Any]:
         try:
@@ -252,7 +261,8 @@ class ServerConnection:
         self.error = reason
         self._ready.set()
 
-    def _log_str(self) -> str | None:
+    def log_path_str(self) -> str | None:
+        """The stderr log's path as text, for messages (None for remote servers)."""
         return str(self.log_path) if self.log_path else None
 
 

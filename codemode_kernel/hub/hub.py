@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 from mcp import MCPError
+from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
 from ..calllog import CallLog, CallRecord
 from ..config import ServerConfig
@@ -70,6 +71,7 @@ class ToolHub:
         self._loop: LoopThread | None = None
         self._connections: dict[str, ServerConnection] = {}
         self._validators: dict[tuple[str, str], ArgumentValidator] = {}
+        self._output_checkers: dict[tuple[str, str], Callable[[Any], tuple[str, ...]]] = {}
         self._listeners: list[Callable[[], None]] = []
         self.tools_version = 0
         """Grows by one whenever any server's tool list changes."""
@@ -233,6 +235,7 @@ class ToolHub:
 
     def _tools_changed(self, conn: ServerConnection) -> None:
         self._validators = {key: v for key, v in self._validators.items() if key[0] != conn.name}
+        self._output_checkers = {key: c for key, c in self._output_checkers.items() if key[0] != conn.name}
         self.tools_version += 1
         for listener in list(self._listeners):
             listener()
@@ -247,11 +250,11 @@ class ToolHub:
             )
         if conn.state != "ready":
             raise ServerError(
-                f"not connected ({conn.error or conn.state})", server=server, log_path=conn._log_str()
+                f"not connected ({conn.error or conn.state})", server=server, log_path=conn.log_path_str()
             )
-        for spec in conn.tools:
-            if spec.name == tool:
-                return conn, spec
+        spec = conn.tool(tool)
+        if spec is not None:
+            return conn, spec
         names = [s.name for s in conn.tools]
         close = difflib.get_close_matches(tool, names, n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
@@ -282,18 +285,16 @@ class ToolHub:
             raise
         limit = timeout if timeout is not None else (conn.config.timeout or DEFAULT_CALL_TIMEOUT)
         try:
-            async with asyncio.timeout(limit):
-                result = await conn.call(tool, arguments, timeout=None, progress=progress)
-        except TimeoutError:
-            message = (
-                f"{server}/{tool} did not answer within {limit:g} s; the call was cancelled at the server"
-            )
-            self.call_log.finish(record, "timeout", error=message)
-            raise ToolTimeoutError(message, tool=tool, timeout=limit) from None
+            # The SDK's own request timeout: when it expires, the server is sent notifications/cancelled.
+            result = await conn.call(tool, arguments, timeout=limit, progress=progress)
         except asyncio.CancelledError:
             self.call_log.finish(record, "cancelled", error="cancelled by the caller")
             raise
         except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                message = f"{server}/{tool} did not answer within {limit:g} s; it was cancelled at the server"
+                self.call_log.finish(record, "timeout", error=message)
+                raise ToolTimeoutError(message, tool=tool, timeout=limit) from None
             self._fail(record, f"{exc.message} (MCP error {exc.code})")
             raise ServerError(f"{tool}: {exc.message} (MCP error {exc.code})", server=server) from exc
         except ServerError as exc:
@@ -302,7 +303,7 @@ class ToolHub:
         except Exception as exc:
             self._fail(record, f"{type(exc).__name__}: {exc}")
             raise ServerError(f"{tool}: {type(exc).__name__}: {exc}", server=server) from exc
-        warnings = _check_output(spec, result)
+        warnings = self._check_output(spec, result)
         self.call_log.finish(
             record, "tool_error" if result.get("isError") else "ok", result=result, warnings=warnings
         )
@@ -311,28 +312,43 @@ class ToolHub:
     def _fail(self, record: CallRecord, message: str) -> None:
         self.call_log.finish(record, "server_error", error=message)
 
+    def _check_output(self, spec: ToolSpec, result: dict[str, Any]) -> tuple[str, ...]:
+        """Warnings (not errors) for a result that breaks the tool's own outputSchema, as real servers do."""
+        if spec.output_schema is None or result.get("isError"):
+            return ()
+        if result.get("structuredContent") is None:
+            return (f"{spec.qualified_name}: has an outputSchema but returned no structuredContent",)
+        key = (spec.server, spec.name)
+        checker = self._output_checkers.get(key)
+        if checker is None:
+            checker = self._output_checkers[key] = _output_checker(spec)
+        return checker(result["structuredContent"])
 
-def _check_output(spec: ToolSpec, result: dict[str, Any]) -> tuple[str, ...]:
-    """Warnings (not errors) for a result that breaks the tool's own outputSchema, as real servers do."""
-    if spec.output_schema is None or result.get("isError"):
-        return ()
-    structured = result.get("structuredContent")
-    if structured is None:
-        return (f"{spec.qualified_name}: has an outputSchema but returned no structuredContent",)
+
+def _output_checker(spec: ToolSpec) -> Callable[[Any], tuple[str, ...]]:
+    """Compile the tool's outputSchema once; the checker returns warnings and never raises."""
+    assert spec.output_schema is not None
     try:
-        error = jsonschema.exceptions.best_match(
-            jsonschema.validators.validator_for(spec.output_schema)(spec.output_schema).iter_errors(
-                structured
-            )
+        cls = jsonschema.validators.validator_for(spec.output_schema)
+        cls.check_schema(spec.output_schema)
+        compiled = cls(spec.output_schema)
+    except (jsonschema.exceptions.SchemaError, TypeError) as exc:
+        warning = (
+            f"{spec.qualified_name}: its outputSchema is not valid JSON Schema ({exc}); results not checked"
         )
-    except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError, TypeError) as exc:
+        return lambda _structured: (warning,)
+
+    def check(structured: Any) -> tuple[str, ...]:
+        try:
+            error = jsonschema.exceptions.best_match(compiled.iter_errors(structured))
+        except jsonschema.exceptions.RefResolutionError as exc:
+            return (f"{spec.qualified_name}: its outputSchema has a $ref that does not resolve ({exc})",)
+        if error is None:
+            return ()
+        where = ".".join(str(p) for p in error.absolute_path) or "(root)"
         return (
-            f"{spec.qualified_name}: its outputSchema is not valid JSON Schema ({exc}); result not checked",
+            f"{spec.qualified_name}: structuredContent does not match its outputSchema at {where}: "
+            f"{error.message}",
         )
-    if error is None:
-        return ()
-    where = ".".join(str(p) for p in error.absolute_path) or "(root)"
-    return (
-        f"{spec.qualified_name}: structuredContent does not match its outputSchema at {where}: "
-        f"{error.message}",
-    )
+
+    return check
