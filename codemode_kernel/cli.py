@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shlex
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -227,6 +228,14 @@ def _cmd_trust(args: argparse.Namespace) -> int:
         path = found
     stored = trust_config(path)
     print(f"trusted {path.resolve()} (its current content); remembered in {stored}")
+    config = load_config(path)
+    for server in config.servers.values():
+        if server.disabled:
+            continue
+        if server.transport == "stdio":
+            print(f"  {server.name}: may now run {shlex.join([server.command or '', *server.args])}")
+        else:
+            print(f"  {server.name}: connects to {server.url}")
     return EXIT_OK
 
 

@@ -1,0 +1,130 @@
+"""The codemode command as a user runs it: real processes, a private home, real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+WEATHER = {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
+
+
+def codemode(*args: str, cwd: Path, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
+    return subprocess.run(
+        [sys.executable, "-m", "codemode_kernel.cli", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def test_every_command_has_help(project: Path, home: Path) -> None:
+    top = codemode("--help", cwd=project, home=home)
+    assert top.returncode == 0
+    for command in ("tools", "doctor", "trust"):
+        assert command in top.stdout
+        sub = codemode(command, "--help", cwd=project, home=home)
+        assert sub.returncode == 0 and "usage: codemode " + command in sub.stdout
+
+
+def test_tools_with_no_config_prints_the_demo_stubs_as_valid_python(project: Path, home: Path) -> None:
+    result = codemode("tools", cwd=project, home=home)
+    assert result.returncode == 0, result.stderr
+    compile(result.stdout, "<codemode tools>", "exec")
+    for name in ("get_weather", "read_file", "query", "chart"):
+        assert f"def {name}(" in result.stdout
+
+
+def test_tools_json_previews_a_saved_listing_without_any_server(project: Path, home: Path) -> None:
+    listing = {
+        "tools": [
+            {
+                "name": "search-issues",
+                "description": "Search GitHub issues.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}, "state": {"enum": ["open", "closed"]}},
+                    "required": ["query"],
+                },
+            },
+            {"name": "class", "inputSchema": {"properties": {"x": {"type": "integer"}}}},
+        ]
+    }
+    (project / "github.json").write_text(json.dumps(listing))
+    result = codemode("tools", "--tools-json", "github.json", cwd=project, home=home)
+    assert result.returncode == 0, result.stderr
+    compile(result.stdout, "<stubs>", "exec")
+    assert "def search_issues(query: str" in result.stdout
+    assert "Literal['open', 'closed']" in result.stdout or 'Literal["open", "closed"]' in result.stdout
+    assert "def class_(" in result.stdout
+    assert 'inputSchema has no "type"' in result.stderr
+    piped = codemode(
+        "tools",
+        "--tools-json",
+        "-",
+        "--server",
+        "gh",
+        cwd=project,
+        home=home,
+        stdin=json.dumps(listing["tools"]),
+    )
+    assert piped.returncode == 0 and "def search_issues(" in piped.stdout
+    (project / "bad.json").write_text("{oops")
+    bad = codemode("tools", "--tools-json", "bad.json", cwd=project, home=home)
+    assert bad.returncode == 1 and "bad.json" in bad.stderr and "line 1" in bad.stderr
+
+
+def test_untrusted_project_config_is_refused_until_trusted(project: Path, home: Path) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"weather": WEATHER}}))
+    refused = codemode("tools", cwd=project, home=home)
+    assert refused.returncode == 1
+    assert ".mcp.json" in refused.stderr and "codemode trust" in refused.stderr
+    trusted = codemode("trust", cwd=project, home=home)
+    assert trusted.returncode == 0, trusted.stderr
+    assert "get_weather" not in trusted.stdout and ".mcp.json" in trusted.stdout
+    assert sys.executable in trusted.stdout  # says which commands it now allows
+    result = codemode("tools", cwd=project, home=home)
+    assert result.returncode == 0, result.stderr
+    assert "def get_weather(" in result.stdout and "def read_file(" not in result.stdout
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"weather": WEATHER, "other": WEATHER}}))
+    assert codemode("tools", cwd=project, home=home).returncode == 1  # edited: asks again
+
+
+def test_doctor_reports_each_server_and_the_fix(project: Path, home: Path) -> None:
+    config = {"mcpServers": {"weather": WEATHER, "broken": {"command": "no-such-mcp-server-xyz"}}}
+    (project / "mine.json").write_text(json.dumps(config))
+    result = codemode("doctor", "--config", "mine.json", cwd=project, home=home)
+    assert result.returncode == 1
+    out = result.stdout
+    assert "mine.json (explicit)" in out
+    assert "weather [stdio]: ready" in out
+    assert "broken [stdio]: failed" in out and "no-such-mcp-server-xyz" in out and "fix:" in out
+    assert "1 problem(s) found" in out
+    healthy = codemode("doctor", cwd=project, home=home)
+    assert healthy.returncode == 0, healthy.stdout
+    assert "embedded demo servers" in healthy.stdout and "no problems found" in healthy.stdout
