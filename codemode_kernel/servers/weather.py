@@ -133,7 +133,7 @@ def get_weather(city: CityName, unit: TemperatureUnit) -> Weather:
     """Get the current weather for a city.
 
     Demo data, not real weather: the temperature is a fixed function of the city name, so the same city
-    always gives the same value. Cities outside the demo list are reported as an error.
+    always gives the same value. Any city name works; something that is not a city name is an error.
     """
     known = _known_city(city)
     return Weather(
