@@ -125,7 +125,7 @@ def _load_file(
         settings_source = None
 
     if origin == "project":
-        _check_trust(doc, servers, user_dir)
+        _check_trust(doc, servers, raw_servers, user_dir)
     return Config(
         servers=servers,
         defaults=defaults,
@@ -248,24 +248,50 @@ def _workspace(value: str, doc: _Document, expander: Expander) -> Path:
     return workspace.resolve()
 
 
-def _check_trust(doc: _Document, servers: dict[str, ServerConfig], user_dir: Path) -> None:
-    """Refuse a project file that would start processes unless its content, as read, is trusted."""
+def _check_trust(
+    doc: _Document, servers: dict[str, ServerConfig], raw_servers: Mapping[str, Any], user_dir: Path
+) -> None:
+    """Refuse a project file that would start processes, or send your variables, unless it is trusted.
+
+    A remote entry is harmless until it puts ``${GITHUB_TOKEN}`` in a header or URL of its choosing:
+    then the file decides where a secret goes, which is as much a decision for the user as a command.
+    """
     starters = [
         name for name, server in servers.items() if server.transport == "stdio" and not server.disabled
     ]
-    if not starters:
+    senders = [
+        name
+        for name, server in servers.items()
+        if server.transport != "stdio" and not server.disabled and _uses_variables(raw_servers.get(name))
+    ]
+    if not starters and not senders:
         return
     resolved = doc.path.resolve()
     state = trust_state(resolved, content_digest(doc.content), user_config_dir=user_dir)
     if state == "trusted":
         return
-    names = ", ".join(f'"{name}"' for name in starters)
     what = "has changed since you trusted it" if state == "changed" else "is not trusted yet"
+    risks = []
+    if starters:
+        risks.append(f"start commands (servers {', '.join(map(_quoted, starters))})")
+    if senders:
+        risks.append(f"send environment variables to remote servers ({', '.join(map(_quoted, senders))})")
     raise UntrustedConfigError(
-        f"{what}; it would start commands (servers {names})",
+        f"{what}; it would {' and '.join(risks)}",
         file=doc.display,
         fix=f"read the file, then run: codemode trust {shlex.quote(str(resolved))}",
     )
+
+
+def _uses_variables(raw: Any) -> bool:
+    """Whether a raw server entry's url or headers refer to variables (``${...}``)."""
+    if not isinstance(raw, Mapping):
+        return False
+    return "${" in json.dumps([raw.get("url"), raw.get("headers")])
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"'
 
 
 def _workspace_folder(path: Path) -> Path:

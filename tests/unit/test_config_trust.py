@@ -72,6 +72,16 @@ def test_remote_only_project_file_needs_no_trust(tmp_path: Path, user: Path) -> 
     assert not (user / "trusted.json").exists()
 
 
+def test_remote_project_file_sending_variables_needs_trust(tmp_path: Path, user: Path) -> None:
+    entry = {"url": "https://h.example/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
+    path = write(tmp_path / ".mcp.json", {"mcpServers": {"gh": entry}})
+    with pytest.raises(UntrustedConfigError, match='send environment variables to remote servers \\("gh"\\)'):
+        load(tmp_path, user, env={"GITHUB_TOKEN": "secret"})
+    trust_config(path, user_config_dir=user)
+    config = load(tmp_path, user, env={"GITHUB_TOKEN": "secret"})
+    assert config.servers["gh"].headers == {"Authorization": "Bearer secret"}
+
+
 def test_disabled_stdio_servers_need_no_trust(tmp_path: Path, user: Path) -> None:
     write(tmp_path / ".mcp.json", {"mcpServers": {"off": {"command": "x", "disabled": True}}})
     assert load(tmp_path, user).servers["off"].disabled
