@@ -44,7 +44,9 @@ class ConfigError(CodeModeError):
     (``mcpServers.weather.command``), ``fix`` a sentence that says what would make it work.
     """
 
-    def __init__(self, message: str, *, file: str | None = None, path: str | None = None, fix: str | None = None):
+    def __init__(
+        self, message: str, *, file: str | None = None, path: str | None = None, fix: str | None = None
+    ):
         self.file = file
         self.path = path
         self.fix = fix

@@ -38,10 +38,12 @@ class ToolSpec:
         schema = tool.get("inputSchema")
         if not isinstance(schema, dict):
             if schema is not None:
-                warnings.append(f"tool {name!r}: inputSchema is not an object; treated as taking no arguments")
+                warnings.append(
+                    f"tool {name!r}: inputSchema is not an object; treated as taking no arguments"
+                )
             schema = {"type": "object"}
         elif "type" not in schema:
-            warnings.append(f"tool {name!r}: inputSchema has no \"type\"; assumed \"object\"")
+            warnings.append(f'tool {name!r}: inputSchema has no "type"; assumed "object"')
             schema = {"type": "object", **schema}
         output = tool.get("outputSchema")
         if output is not None and not isinstance(output, dict):
