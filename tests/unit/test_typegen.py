@@ -121,7 +121,7 @@ def signature_of(prop: Any, *, required: bool = True, **extra: Any) -> str:
 def assert_inert(source: str) -> None:
     """The stub parses and holds only declarations: no text from a schema became code."""
     tree = ast.parse(source)
-    compile(source, "<stub>", "exec")
+    compile(source, "<stub>", "exec", dont_inherit=True)
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
             assert node.module == "typing"
@@ -173,7 +173,7 @@ def test_weather_example_model(weather_models: list[ToolModel]) -> None:
 
 def test_stub_executes(weather_models: list[ToolModel]) -> None:
     namespace: dict[str, Any] = {}
-    exec(compile(render_stubs(weather_models), "<stub>", "exec"), namespace)
+    exec(compile(render_stubs(weather_models), "<stub>", "exec", dont_inherit=True), namespace)
     assert typing.get_type_hints(namespace["get_weather"])["unit"] == Literal["celsius", "fahrenheit"]
     assert namespace["GetWeatherOutput"].__required_keys__ == {"temperature"}
 
@@ -401,7 +401,7 @@ def test_recursive_ref_is_a_forward_reference() -> None:
     source = render_stubs([model], input_types=False)
     assert 'children: list["Node"]' in source
     assert 'parent: "Node | None"' in source
-    exec(compile(source, "<stub>", "exec"), {})
+    exec(compile(source, "<stub>", "exec", dont_inherit=True), {})
 
 
 def test_ref_to_root_makes_the_input_class_appear() -> None:
@@ -409,7 +409,7 @@ def test_ref_to_root_makes_the_input_class_appear() -> None:
     assert render_signature(model) == 't(name: str, *, child: "TInput | None" = None) -> Any'
     source = render_stubs([model], input_types=False)
     assert "class TInput(TypedDict" in source
-    exec(compile(source, "<stub>", "exec"), {})
+    exec(compile(source, "<stub>", "exec", dont_inherit=True), {})
 
 
 def test_recursive_non_object_ref_degrades() -> None:
@@ -515,7 +515,7 @@ def test_property_names_that_are_not_identifiers() -> None:
     source = render_stubs([model])
     assert 'TInput = TypedDict("TInput", {\n    "user-id": Required[str],\n    "class": int,\n' in source
     namespace: dict[str, Any] = {}
-    exec(compile(source, "<stub>", "exec"), namespace)
+    exec(compile(source, "<stub>", "exec", dont_inherit=True), namespace)
     assert namespace["TInput"].__required_keys__ == {"user-id"}
 
 
@@ -545,7 +545,7 @@ def test_same_defs_in_two_tools_are_defined_once() -> None:
     assert source.count("class Item(TypedDict") == 1
     assert "class Item2(TypedDict" in source
     assert "def b(item: Item2) -> Any:" in source
-    exec(compile(source, "<stub>", "exec"), {})
+    exec(compile(source, "<stub>", "exec", dont_inherit=True), {})
 
 
 def test_class_names_do_not_shadow_typing_or_builtins() -> None:
@@ -557,7 +557,7 @@ def test_class_names_do_not_shadow_typing_or_builtins() -> None:
         },
     )
     assert render_signature(model) == "t(x: Any2, y: None2) -> Any"
-    exec(compile(render_stubs([model]), "<stub>", "exec"), {})
+    exec(compile(render_stubs([model]), "<stub>", "exec", dont_inherit=True), {})
 
 
 # --- hostile input ------------------------------------------------------------------------------
@@ -593,7 +593,7 @@ def test_descriptions_and_names_cannot_inject_code() -> None:
         source = render_stubs(models, input_types=input_types)
         assert_inert(source)
         assert "\nimport os" not in source
-        exec(compile(source, "<stub>", "exec"), {})
+        exec(compile(source, "<stub>", "exec", dont_inherit=True), {})
 
 
 def test_deep_nesting_is_capped() -> None:
