@@ -128,7 +128,7 @@ def render_signature(
 def _field_comment(description: str, pytype: PyType) -> str:
     """Trailing ``# ...`` text for a field: the reason it is Any, then its description."""
     reason = f"Any: {pytype.reason}. " if isinstance(pytype, AnyType) and pytype.reason else ""
-    text = comment_text(reason + description)
+    text = comment_text(reason + description, 600)
     return f"  # {text}" if text else ""
 
 

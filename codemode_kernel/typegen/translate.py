@@ -89,7 +89,8 @@ class SchemaTranslator:
 
     def degrade(self, path: str, reason: str) -> AnyType:
         """Record why the value at ``path`` is typed Any, and return that Any."""
-        self.warnings.append(f"{self.where}{path or ''}: {reason}; typed as Any")
+        shown = path if len(path) <= 160 else "..." + path[-157:]  # deep paths keep their informative end
+        self.warnings.append(f"{self.where}{shown}: {reason}; typed as Any")
         return AnyType(reason)
 
     def translate(
@@ -201,7 +202,10 @@ class SchemaTranslator:
                 branch = {**base, "allOf": [branch]}
             branch_hint = hint if class_like <= 1 else f"{hint}{i + 1}"
             options.append(self.translate(branch, f"{path}/{key}/{i}", branch_hint, depth + 1))
-        return make_union(options)
+        result = make_union(options)
+        if isinstance(result, AnyType) and result.reason.startswith("union of"):
+            return self.degrade(path, result.reason)
+        return result
 
     def _literal(self, values: Any, path: str) -> PyType:
         """``enum`` / ``const`` as ``Literal[...]``, or as the base types when the listing is too long."""
@@ -217,7 +221,7 @@ class SchemaTranslator:
             elif isinstance(value, float):
                 options.append(ScalarType("float"))
             else:
-                options.append(AnyType())
+                options.append(self.degrade(path, "enum holds objects or lists"))
         if literals and literal_fits(values):
             options.insert(0, LiteralType(tuple(literals)))
         else:  # the values are listed in the documentation instead (see describe())
