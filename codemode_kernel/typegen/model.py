@@ -95,6 +95,9 @@ def _unwrap_root(schema: Any, warnings: list[str], where: str) -> dict[str, Any]
             schema = _join_alternatives(schema, root)
             warnings.append(f"{where}: top-level alternatives offered as one parameter list")
         else:
+            declared = schema.get("type", "object")
+            if declared != "object" and not (isinstance(declared, list) and "object" in declared):
+                warnings.append(f"{where}: not an object schema, so the tool takes no parameters")
             return schema
     return schema if isinstance(schema, dict) else {}
 

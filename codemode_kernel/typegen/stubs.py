@@ -163,7 +163,7 @@ def _render_class(cls: ClassType, names: _Names, typing: _Typing, *, comments: b
     if all(_is_attribute_name(key) for key, _, _ in rows):
         lines = [f"class {name}(TypedDict{total_arg}):"]
         if cls.description:
-            lines.append(f'    """{docstring_text(cls.description, 600)}"""')
+            lines.append(f'    """{docstring_text(comment_text(cls.description, 600))}"""')
         lines += [f"    {key}: {rendered}{comment}" for key, rendered, comment in rows]
         if extra:
             lines.append(f"    {extra}")

@@ -490,6 +490,12 @@ def test_input_root_forms() -> None:
     assert any("alternatives" in w for w in model.warnings)
 
 
+def test_input_schema_that_is_not_an_object_takes_no_parameters() -> None:
+    model = build_tool_model(ToolSpec("s", "n", input_schema={"type": "string"}), "n")
+    assert render_signature(model) == "n() -> Any"
+    assert any("not an object schema" in w for w in model.warnings)
+
+
 def test_extra_properties_become_kwargs() -> None:
     model = model_for({"q": {"type": "string"}}, ("q",), additionalProperties={"type": "string"})
     assert render_signature(model) == "t(q: str, **kwargs: str) -> Any"
