@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,7 +50,8 @@ class CallRecord:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable dict of every field."""
-        data = asdict(self)
+        # Shallow on purpose: arguments and results are JSON already, and asdict() deep-copies them.
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["warnings"] = list(self.warnings)
         return data
 
@@ -95,7 +96,8 @@ class CallLog:
         """Record how a call ended; large results go to disk and keep a preview."""
         duration_ms = (time.time() - record.started) * 1000.0
         result_file = None
-        if result is not None and self.spill_dir is not None:
+        big = result is not None and _rough_size(result) > self.max_result_bytes // 2
+        if result is not None and big and self.spill_dir is not None:
             encoded = json.dumps(result, ensure_ascii=False)
             if len(encoded.encode()) > self.max_result_bytes:
                 result_file = self._spill_result(record.id, encoded)
@@ -149,8 +151,11 @@ class CallLog:
         overflow: list[CallRecord] = []
         with self._lock:
             self._records[record.id] = record
-            while len(self._records) > self.max_entries:
-                overflow.append(self._records.pop(next(iter(self._records))))
+            if len(self._records) > self.max_entries:
+                # Spill a tenth at once: one file append per hundred calls, not one per call.
+                keep = self.max_entries - max(1, self.max_entries // 10)
+                while len(self._records) > keep:
+                    overflow.append(self._records.pop(next(iter(self._records))))
         if overflow:
             self._spill_records(overflow)
         for listener in list(self._listeners):
@@ -182,3 +187,21 @@ class CallLog:
             data["warnings"] = tuple(data.get("warnings", ()))
             out.append(CallRecord(**data))
         return out
+
+
+def _rough_size(result: dict[str, Any]) -> int:
+    """A cheap lower bound of a result's JSON size: its text and binary payloads, or its structured part.
+
+    Encoding every result to measure it would cost more than the rest of the bookkeeping of a call.
+    """
+    size = 0
+    for block in result.get("content") or ():
+        if isinstance(block, dict):
+            size += sum(len(v) for v in block.values() if isinstance(v, str))
+            inner = block.get("resource")
+            if isinstance(inner, dict):
+                size += sum(len(v) for v in inner.values() if isinstance(v, str))
+    structured = result.get("structuredContent")
+    if structured is not None and size == 0:
+        size = len(json.dumps(structured))
+    return size
