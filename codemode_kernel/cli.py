@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shlex
 import sys
@@ -36,6 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CodeModeError as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
+    except BrokenPipeError:
+        # The reader went away (`codemode tools | head`): nothing is wrong, but Python would complain
+        # again when it flushes stdout at exit, so point stdout at nothing first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     return code
 
 
