@@ -193,15 +193,21 @@ class ServerConnection:
                 errlog.close()
 
     async def _stop_owner(self) -> None:
+        """End the owner task: politely when it holds a connection, at once when still connecting."""
+        connected = self._client is not None
         self._stop.set()
         owner, self._owner = self._owner, None
-        if owner is not None and not owner.done():
+        if owner is None or owner.done():
+            return
+        if connected:
             try:
                 await asyncio.wait_for(asyncio.shield(owner), 5.0)
+                return
             except (TimeoutError, Exception):
-                owner.cancel()
-                with contextlib.suppress(BaseException):
-                    await owner
+                pass
+        owner.cancel()
+        with contextlib.suppress(BaseException):
+            await owner
 
     def _transport(self, errlog: Any) -> Any:
         cfg = self.config

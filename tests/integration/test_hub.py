@@ -70,6 +70,18 @@ def test_one_failing_server_does_not_block_the_others(tmp_path: Path) -> None:
     assert elapsed < 10, f"start took {elapsed:.1f} s"
 
 
+def test_a_server_that_never_answers_fails_after_the_connect_timeout(tmp_path: Path) -> None:
+    hanging = stdio("hangs", sys.executable, "-c", "import time; time.sleep(60)")
+    started = time.monotonic()
+    with ToolHub([quirky("good"), hanging], state_dir=tmp_path, connect_timeout=2) as hub:
+        elapsed = time.monotonic() - started
+        status = {s.name: s for s in hub.status()}
+        assert status["good"].state == "ready"
+        assert status["hangs"].state == "failed"
+        assert "did not finish connecting within 2 s" in (status["hangs"].error or "")
+    assert 2 <= elapsed < 6
+
+
 def test_lists_every_page_and_repairs_a_schema_without_type(hub: ToolHub) -> None:
     names = [spec.name for spec in hub.tool_specs()]
     assert len(names) == 8 + 25
