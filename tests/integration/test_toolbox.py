@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,18 @@ def test_prefix_and_excluded_tools_resolve_collisions(tmp_path: Path) -> None:
         assert tb.tools.b_get_weather(city="Miami", unit="celsius") == tb.tools.get_weather(
             city="Miami", unit="celsius"
         )
+
+
+def test_a_tool_added_by_the_server_appears_as_a_function(tmp_path: Path) -> None:
+    from tests.conftest import QUIRKY
+
+    data = {"mcpServers": {"quirky": {"command": sys.executable, "args": [str(QUIRKY)]}}}
+    with Toolbox(load_config(_write(tmp_path / "q.json", data))) as tb:
+        assert "added_0" not in tb.tools
+        tb.tools.add_tool()
+        deadline = time.monotonic() + 5
+        while "added_0" not in tb.tools:
+            assert time.monotonic() < deadline, "the new tool never appeared in tb.tools"
+            time.sleep(0.05)
+        assert tb.tools.added_0() == "added_0"
+        assert "def added_0(" in tb.stubs()
