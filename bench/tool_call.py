@@ -3,10 +3,10 @@
 Both talk to the same embedded weather server program over stdio (one process each), in the same run,
 in alternating rounds (ABBA order) so machine noise hits both alike. Prints JSON: the medians in
 milliseconds, their ratio and whether it meets the target (the hub costs at most 1.2x a direct call).
-The exit code is 1 only when the ratio exceeds --fail-above (default 1.5): a regression guard that a
-shared, noisy machine (about 30% between runs) does not trip by chance.
+A benchmark, not a test: timing never fails CI (a shared machine varies by about 30% between runs), so
+the exit code is 0 whatever the ratio; read "meets_target".
 
-    python bench/tool_call.py [--calls 50] [--rounds 30] [--target 1.2] [--fail-above 1.5]
+    python bench/tool_call.py [--calls 50] [--rounds 30] [--target 1.2]
 """
 
 from __future__ import annotations
@@ -96,14 +96,12 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=50, help="calls per round and way")
     parser.add_argument("--rounds", type=int, default=30, help="alternating rounds")
     parser.add_argument("--target", type=float, default=1.2, help="the hub/direct ratio aimed for")
-    parser.add_argument("--fail-above", type=float, default=1.5, help="exit 1 when the ratio exceeds this")
     args = parser.parse_args()
     report = run(args.calls, args.rounds)
     report["target_ratio"] = args.target
     report["meets_target"] = report["ratio"] <= args.target
-    report["fail_above"] = args.fail_above
     print(json.dumps(report, indent=2))
-    return 0 if report["ratio"] <= args.fail_above else 1
+    return 0
 
 
 if __name__ == "__main__":
