@@ -182,6 +182,21 @@ class Toolbox:
         """Python stub source of every tool (valid Python; what an LLM reads)."""
         return render_stubs(self.models, imports=imports)
 
+    def tool_descriptors(self) -> list[dict[str, Any]]:
+        """Each tool as JSON (its spec plus its Python name): how a worker process learns the tools."""
+        return [
+            {
+                "server": m.spec.server,
+                "name": m.spec.name,
+                "function_name": m.function_name,
+                "description": m.spec.description,
+                "title": m.spec.title,
+                "input_schema": m.spec.input_schema,
+                "output_schema": m.spec.output_schema,
+            }
+            for m in self.models
+        ]
+
     def call(self, name: str, /, **arguments: Any) -> Any:
         """Call a tool by Python name, original name or ``server/tool``."""
         return self.tools[name](**arguments)

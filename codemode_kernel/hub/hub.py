@@ -154,6 +154,11 @@ class ToolHub:
             for spec in conn.tools
         ]
 
+    @property
+    def loop_thread(self) -> LoopThread:
+        """The event loop thread that owns the connections (for code that must run beside them)."""
+        return self._require_loop()
+
     def on_tools_changed(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` (on the hub's thread) whenever a server's tool list changes."""
         self._listeners.append(listener)

@@ -1,0 +1,129 @@
+"""The worker's end of the channel: tool calls out, results back, matched by id.
+
+One reader thread receives every frame and hands each ``tool_result`` to the caller waiting for it,
+so tool calls from threads (``parallel``) and from asyncio tasks (the async twins) can all be in flight
+at once over one socket. The worker holds no MCP connection: the kernel runs each call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from .. import errors
+from .protocol import FrameReader, ProtocolError, send_frame
+
+__all__ = ["Channel", "ChannelClosed"]
+
+_ERRORS: dict[str, type[errors.CodeModeError]] = {
+    "ToolArgumentError": errors.ToolArgumentError,
+    "ToolTimeoutError": errors.ToolTimeoutError,
+    "UnknownToolError": errors.UnknownToolError,
+    "ServerError": errors.ServerError,
+    "ToolError": errors.ToolError,
+}
+
+
+class ChannelClosed(errors.CodeModeError):
+    """The kernel closed the channel (the execution is being stopped)."""
+
+
+class Channel:
+    """Send frames to the kernel and await answers to tool calls."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._reader = FrameReader(sock)
+        self._ids = itertools.count(1)
+        self._pending: dict[int, Future[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self.on_message: Callable[[dict[str, Any]], None] | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one frame (thread-safe)."""
+        send_frame(self.sock, message)
+
+    def read(self) -> dict[str, Any] | None:
+        """Read one frame directly (only before the reader thread starts)."""
+        return self._reader.read()
+
+    def start_reader(self) -> None:
+        """Dispatch incoming tool results on a daemon thread from now on."""
+        threading.Thread(target=self._read_loop, name="codemode-channel", daemon=True).start()
+
+    def call(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Ask the kernel to run a tool; block until its wire result arrives."""
+        return self.submit(server, tool, arguments).result()
+
+    async def acall(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Async twin of ``call``."""
+        return await asyncio.wrap_future(self.submit(server, tool, arguments))
+
+    def submit(self, server: str, tool: str, arguments: dict[str, Any]) -> Future[dict[str, Any]]:
+        """Send a tool call; the future resolves to the result or raises the kernel's error."""
+        future: Future[dict[str, Any]] = Future()
+        with self._lock:
+            if self._closed:
+                raise ChannelClosed("the kernel closed the channel; no more tool calls in this execution")
+            call_id = next(self._ids)
+            self._pending[call_id] = future
+        self.send({"type": "tool_call", "id": call_id, "server": server, "tool": tool, "arguments": arguments})
+        return future
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                message = self._reader.read()
+                if message is None:
+                    break
+                self._dispatch(message)
+        except (OSError, ProtocolError):
+            pass
+        self._close_pending()
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("type") != "tool_result":
+            if self.on_message is not None:
+                self.on_message(message)
+            return
+        with self._lock:
+            future = self._pending.pop(int(message.get("id", -1)), None)
+        if future is None:
+            return
+        if message.get("ok"):
+            future.set_result(message.get("result") or {})
+        else:
+            future.set_exception(_error_from(message.get("error") or {}))
+
+    def _close_pending(self) -> None:
+        with self._lock:
+            self._closed = True
+            pending, self._pending = self._pending, {}
+        for future in pending.values():
+            future.set_exception(ChannelClosed("the kernel closed the channel during a tool call"))
+
+
+def _error_from(data: dict[str, Any]) -> Exception:
+    """Rebuild the kernel's exception (by name, from a fixed list: never anything the data names freely)."""
+    cls = _ERRORS.get(str(data.get("type")), errors.ServerError)
+    message = str(data.get("message", "tool call failed"))
+    tool = str(data.get("tool", ""))
+    if cls is errors.ToolArgumentError:
+        return errors.ToolArgumentError(message, tool=tool, field=data.get("field"))
+    if cls is errors.ToolTimeoutError:
+        return errors.ToolTimeoutError(message, tool=tool, timeout=float(data.get("timeout") or 0))
+    if cls is errors.ToolError:
+        return errors.ToolError(message, tool=tool, server=data.get("server"))
+    if cls is errors.UnknownToolError:
+        return errors.UnknownToolError(message)
+    exc = errors.ServerError.__new__(errors.ServerError)
+    Exception.__init__(exc, message)
+    exc.server = str(data.get("server", ""))
+    exc.log_path = None
+    return exc

@@ -1,0 +1,114 @@
+"""Frames between the kernel and a worker: a 4-byte big-endian length, then one JSON object.
+
+The channel is a socket of its own (never stdout, which user code owns). Messages, by ``type``:
+
+kernel -> worker
+    ``run``          {code, filename, inputs: {name: envelope}, execution_id}
+    ``tool_result``  {id, ok: true, result: CallToolResult wire JSON} or {id, ok: false, error: {type, message}}
+worker -> kernel
+    ``tool_call``    {id, server, tool, arguments}
+    ``stdout`` / ``stderr``  {data}
+    ``done``         {status: "ok" | "error", value: envelope | null, error: record | null}
+
+Anything else, a frame over the size limit, or bytes that are not a JSON object is a ``ProtocolError``:
+the kernel ends that execution as ``crashed`` (the code broke the channel), it never waits on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import struct
+import threading
+from typing import Any
+
+__all__ = ["MAX_FRAME_BYTES", "FrameReader", "ProtocolError", "encode_frame", "read_frame_async", "send_frame"]
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_HEADER = struct.Struct(">I")
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not a valid frame."""
+
+
+def encode_frame(message: dict[str, Any]) -> bytes:
+    """One frame: length header plus compact UTF-8 JSON (NaN is not JSON, so it is refused)."""
+    body = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    if len(body) > MAX_FRAME_BYTES:
+        raise ProtocolError(f"frame of {len(body)} bytes exceeds the limit of {MAX_FRAME_BYTES}")
+    return _HEADER.pack(len(body)) + body
+
+
+def decode_body(body: bytes) -> dict[str, Any]:
+    """Parse a frame body; it must be a JSON object with a string ``type``."""
+    try:
+        message = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(f"frame is not JSON: {exc}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise ProtocolError("frame is not a JSON object with a string 'type'")
+    return message
+
+
+def _check_length(length: int) -> int:
+    if length > MAX_FRAME_BYTES:
+        raise ProtocolError(f"announced frame of {length} bytes exceeds the limit of {MAX_FRAME_BYTES}")
+    return length
+
+
+class FrameReader:
+    """Blocking frame reader over a socket, for the worker (one reader thread)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def read(self) -> dict[str, Any] | None:
+        """The next message, or None when the peer closed the channel cleanly between frames."""
+        header = self._read_exactly(_HEADER.size, allow_eof=True)
+        if header is None:
+            return None
+        (length,) = _HEADER.unpack(header)
+        body = self._read_exactly(_check_length(length), allow_eof=False)
+        assert body is not None
+        return decode_body(body)
+
+    def _read_exactly(self, size: int, *, allow_eof: bool) -> bytes | None:
+        chunks: list[bytes] = []
+        remaining = size
+        while remaining:
+            chunk = self._sock.recv(min(remaining, 1 << 20))
+            if not chunk:
+                if allow_eof and remaining == size:
+                    return None
+                raise ProtocolError("channel closed in the middle of a frame")
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+
+_send_lock = threading.Lock()
+
+
+def send_frame(sock: socket.socket, message: dict[str, Any]) -> None:
+    """Write one frame; safe to call from several threads of the worker."""
+    data = encode_frame(message)
+    with _send_lock:
+        sock.sendall(data)
+
+
+async def read_frame_async(reader: asyncio.StreamReader) -> dict[str, Any] | None:
+    """The kernel side's reader: the next message, or None on a clean close between frames."""
+    try:
+        header = await reader.readexactly(_HEADER.size)
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            return None
+        raise ProtocolError("channel closed in the middle of a frame header") from None
+    (length,) = _HEADER.unpack(header)
+    try:
+        body = await reader.readexactly(_check_length(length))
+    except asyncio.IncompleteReadError:
+        raise ProtocolError("channel closed in the middle of a frame") from None
+    return decode_body(body)

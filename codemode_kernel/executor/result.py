@@ -1,0 +1,52 @@
+"""ExecutionResult: the one record of an execution, the same for the notebook, the agent and the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = ["EXIT_CODES", "ExecutionResult", "ExecutionStatus"]
+
+ExecutionStatus = Literal["ok", "error", "timeout", "crashed", "internal", "pending"]
+"""``ok`` the program finished; ``error`` it raised (the model can fix it); ``timeout`` it was stopped
+at its deadline; ``crashed`` the worker died (a signal, memory, ``os._exit``, a broken channel);
+``internal`` our own failure (an agent must stop); ``pending`` replay stopped at unanswered tool calls."""
+
+EXIT_CODES: dict[str, int] = {"ok": 0, "error": 1, "internal": 3, "timeout": 4, "crashed": 5, "pending": 6}
+"""``codemode run`` exit codes by status (2 is the usage error)."""
+
+
+@dataclass
+class ExecutionResult:
+    """What happened when a program ran: status, value, output, tool calls and the isolation in force."""
+
+    status: ExecutionStatus
+    execution_id: str
+    value: dict[str, Any] | None = None
+    """The program's value as an envelope: ``{"kind": "json" | "text" | "image" | "table" | "repr", ...}``."""
+    error: dict[str, Any] | None = None
+    """``{type, message, line, column, source_line, traceback}``, lines counted in the code as written."""
+    stdout: str = ""
+    stderr: str = ""
+    output_truncated: bool = False
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
+    duration_ms: float = 0.0
+    timeout_s: float = 0.0
+    protections: list[str] = field(default_factory=list)
+    """Isolation layers in force; ``missing:<layer>: reason`` entries name those that were not."""
+    pending_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the program finished without raising."""
+        return self.status == "ok"
+
+    @property
+    def exit_code(self) -> int:
+        """The ``codemode run`` exit code for this status."""
+        return EXIT_CODES[self.status]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict of the whole record."""
+        return asdict(self)

@@ -1,0 +1,320 @@
+"""Executor: run a program in a fresh worker process, serve its tool calls, stop it at its deadline.
+
+    with Toolbox.from_config() as tb, Executor(tb) as ex:
+        result = ex.run("get_weather(city='Oslo', unit='celsius').temperature")
+
+Everything asynchronous runs on the ToolHub's event loop, next to the MCP connections, so a tool call
+from a worker costs one hop. At the deadline the worker gets SIGINT, then after a grace period SIGKILL
+(its whole process group); tool calls still in flight are cancelled at their servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from ..errors import CodeModeError
+from ..toolbox import Toolbox
+from .protocol import ProtocolError, encode_frame, read_frame_async
+from .result import ExecutionResult, ExecutionStatus
+from .values import encode_inputs
+from .zygote_client import WorkerExit, Zygote, ZygoteError
+
+__all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Executor"]
+
+DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 30.0, 1.0, 300.0
+DEFAULT_GRACE = 5.0
+_EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
+
+
+@dataclass
+class _Execution:
+    """The state of one running execution, on the hub's loop."""
+
+    execution_id: str
+    writer: asyncio.StreamWriter
+    max_output: int
+    stdout: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    output_size: int = 0
+    truncated: bool = False
+    calls: set[asyncio.Task[None]] = field(default_factory=set)
+    done: dict[str, Any] | None = None
+    broken: str | None = None
+
+    def output(self, stream: str, data: str) -> None:
+        room = self.max_output - self.output_size
+        if room <= 0:
+            self.truncated = True
+            return
+        if len(data) > room:
+            data, self.truncated = data[:room], True
+        self.output_size += len(data)
+        (self.stdout if stream == "stdout" else self.stderr).append(data)
+
+    def reply(self, message: dict[str, Any]) -> None:
+        if not self.writer.is_closing():
+            self.writer.write(encode_frame(message))
+
+
+class Executor:
+    """Runs programs against a started Toolbox's tools, each in its own limited worker process."""
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        grace: float = DEFAULT_GRACE,
+        max_output_bytes: int = 1_000_000,
+        preload: Iterable[str] = (),
+    ) -> None:
+        self.toolbox = toolbox
+        self.timeout = _check_timeout(timeout)
+        self.grace = grace
+        self.max_output_bytes = max_output_bytes
+        self.preload = tuple(preload)
+        self._zygote: Zygote | None = None
+        self._zygote_version = -1
+        self._lock: asyncio.Lock | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Executor:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def close(self) -> None:
+        """Stop the pre-started worker process."""
+        if self._zygote is not None:
+            self.toolbox.hub.loop_thread.run(self._stop_zygote())
+
+    async def aclose(self) -> None:
+        """Async twin of ``close``."""
+        if self._zygote is not None:
+            await self.toolbox.hub.loop_thread.run_async(self._stop_zygote())
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def run(
+        self, code: str, *, timeout: float | None = None, inputs: Mapping[str, Any] | None = None
+    ) -> ExecutionResult:
+        """Run ``code`` and return its ExecutionResult; blocks (an interrupt stops the worker)."""
+        return self.toolbox.hub.loop_thread.run(self._run(code, timeout, inputs))
+
+    async def arun(
+        self, code: str, *, timeout: float | None = None, inputs: Mapping[str, Any] | None = None
+    ) -> ExecutionResult:
+        """Async twin of ``run``, awaitable from any event loop."""
+        return await self.toolbox.hub.loop_thread.run_async(self._run(code, timeout, inputs))
+
+    async def _run(self, code: str, timeout: float | None, inputs: Mapping[str, Any] | None) -> ExecutionResult:
+        limit = _check_timeout(timeout if timeout is not None else self.timeout)
+        execution_id = uuid.uuid4().hex[:12]
+        started = time.monotonic()
+        encoded_inputs = encode_inputs(inputs or {})
+        try:
+            zygote = await self._current_zygote()
+        except ZygoteError as exc:
+            return self._internal(execution_id, started, limit, str(exc))
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid, exited = await zygote.spawn(theirs)
+        except (ZygoteError, OSError, TimeoutError) as exc:
+            ours.close()
+            return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
+        finally:
+            theirs.close()
+        reader, writer = await asyncio.open_unix_connection(sock=ours, limit=1 << 20)
+        state = _Execution(execution_id, writer, self.max_output_bytes)
+        status: ExecutionStatus
+        error: dict[str, Any] | None = None
+        try:
+            state.reply(
+                {"type": "run", "code": code, "filename": "<code>", "inputs": encoded_inputs,
+                 "execution_id": execution_id}
+            )
+            serve = asyncio.ensure_future(self._serve(reader, state))
+            try:
+                await asyncio.wait_for(asyncio.shield(serve), limit)
+            except TimeoutError:
+                await self._stop(pid, serve, exited)
+                status, error = "timeout", _timeout_error(limit)
+            else:
+                status, error = await self._classify(state, pid, exited)
+        except asyncio.CancelledError:
+            # Interrupted (a kernel interrupt, or the caller gave up): the worker goes the same way.
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(self._stop(pid, None, exited))
+            raise
+        finally:
+            for task in state.calls:
+                task.cancel()  # in-flight tool calls are cancelled at their servers
+            writer.close()
+            _kill_group(pid, signal.SIGKILL)
+        value = state.done.get("value") if state.done and status == "ok" else None
+        return ExecutionResult(
+            status=status,
+            execution_id=execution_id,
+            value=value,
+            error=error,
+            stdout="".join(state.stdout),
+            stderr="".join(state.stderr),
+            output_truncated=state.truncated,
+            tool_calls=self._calls_of(execution_id),
+            duration_ms=round((time.monotonic() - started) * 1000, 3),
+            timeout_s=limit,
+            protections=["process_group"],
+        )
+
+    async def _serve(self, reader: asyncio.StreamReader, state: _Execution) -> None:
+        """Read the worker's frames until ``done``, end of channel, or a broken frame."""
+        hub = self.toolbox.hub
+        try:
+            while (message := await read_frame_async(reader)) is not None:
+                kind = message.get("type")
+                if kind in ("stdout", "stderr"):
+                    state.output(str(kind), str(message.get("data", "")))
+                elif kind == "tool_call":
+                    task = asyncio.ensure_future(self._tool_call(hub, state, message))
+                    state.calls.add(task)
+                    task.add_done_callback(state.calls.discard)
+                elif kind == "done":
+                    state.done = message
+                    return
+                else:
+                    raise ProtocolError(f"unexpected frame type {kind!r}")
+        except ProtocolError as exc:
+            state.broken = str(exc)
+        except (ConnectionError, OSError) as exc:
+            state.broken = f"channel failed: {exc}"
+
+    async def _tool_call(self, hub: Any, state: _Execution, message: dict[str, Any]) -> None:
+        call_id = message.get("id")
+        server, tool = str(message.get("server", "")), str(message.get("tool", ""))
+        arguments = message.get("arguments")
+        if not isinstance(arguments, dict):
+            arguments = {}
+        try:
+            result = await hub.acall(server, tool, arguments, execution_id=state.execution_id)
+        except CodeModeError as exc:
+            state.reply({"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, tool)})
+            return
+        state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
+
+    async def _classify(
+        self, state: _Execution, pid: int, exited: asyncio.Future[WorkerExit]
+    ) -> tuple[ExecutionStatus, dict[str, Any] | None]:
+        """Status and error once the channel has ended (done, closed, or broken)."""
+        if state.done is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(exited), _EXIT_WAIT)
+            done_status = state.done.get("status")
+            error = state.done.get("error")
+            if done_status == "ok":
+                return "ok", None
+            return "error", error if isinstance(error, dict) else {"type": "Error", "message": str(error)}
+        if state.broken is not None:
+            _kill_group(pid, signal.SIGKILL)
+            return "crashed", {"type": "ProtocolError", "message": f"the program broke the channel: {state.broken}"}
+        try:
+            how = await asyncio.wait_for(asyncio.shield(exited), _EXIT_WAIT)
+            description = how.describe()
+        except TimeoutError:
+            _kill_group(pid, signal.SIGKILL)
+            description = "closed its channel and was killed"
+        return "crashed", {"type": "WorkerCrashed", "message": f"the worker {description} before finishing"}
+
+    async def _stop(self, pid: int, serve: asyncio.Future[None] | None, exited: asyncio.Future[WorkerExit]) -> None:
+        """SIGINT, a grace period, then SIGKILL of the worker's process group."""
+        _kill_group(pid, signal.SIGINT)
+        with contextlib.suppress(TimeoutError, Exception):
+            await asyncio.wait_for(asyncio.shield(exited), self.grace)
+        _kill_group(pid, signal.SIGKILL)
+        if serve is not None:
+            serve.cancel()
+
+    def _calls_of(self, execution_id: str) -> list[dict[str, Any]]:
+        return [r.to_json() for r in self.toolbox.hub.call_log.records() if r.execution_id == execution_id]
+
+    def _internal(self, execution_id: str, started: float, limit: float, message: str) -> ExecutionResult:
+        return ExecutionResult(
+            status="internal",
+            execution_id=execution_id,
+            error={"type": "InternalError", "message": message},
+            duration_ms=round((time.monotonic() - started) * 1000, 3),
+            timeout_s=limit,
+        )
+
+    async def _current_zygote(self) -> Zygote:
+        """The pre-started process for the current tool set, started (again) when the tools changed."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            version = self.toolbox.hub.tools_version
+            if self._zygote is not None and (self._zygote_version != version or self._zygote.dead):
+                await self._stop_zygote()
+            if self._zygote is None:
+                config = self.toolbox.config
+                self._zygote = await Zygote.start(
+                    tools=self.toolbox.tool_descriptors(),
+                    preload=self.preload,
+                    state_dir=config.workspace / ".codemode",
+                    cwd=config.workspace,
+                )
+                self._zygote_version = version
+            return self._zygote
+
+    async def _stop_zygote(self) -> None:
+        zygote, self._zygote = self._zygote, None
+        if zygote is not None:
+            await asyncio.get_running_loop().run_in_executor(None, zygote.stop)
+
+
+def _check_timeout(timeout: float) -> float:
+    if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
+        raise ValueError(f"timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds, not {timeout:g}")
+    return float(timeout)
+
+
+def _timeout_error(limit: float) -> dict[str, Any]:
+    return {
+        "type": "TimeoutError",
+        "message": f"the program did not finish within {limit:g} s and was stopped; output so far is kept",
+        "line": None,
+        "column": None,
+        "source_line": None,
+        "traceback": "",
+    }
+
+
+def _error_data(exc: CodeModeError, tool: str) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "tool": tool}
+    for name in ("field", "timeout", "server"):
+        if hasattr(exc, name):
+            data[name] = getattr(exc, name)
+    return data
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)

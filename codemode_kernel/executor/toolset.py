@@ -1,0 +1,175 @@
+"""The ``tools`` module a worker's program sees: typed functions whose calls go to the kernel.
+
+Built once per tool set in the pre-started process (from the same type model as the stubs), then
+inherited by every forked worker, so a thousand tools do not cost a compile per execution. Besides one
+function per tool it holds ``atools`` (async twins), ``parallel``, ``search_tools`` and ``tool_schema``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..errors import CodeModeError, UnknownToolError
+from ..results import decode_result
+from ..toolspec import ToolSpec
+from ..typegen import ToolModel, bind_arguments, build_tool_model, make_docstring, make_signature, render_signature
+from .channel import Channel
+
+__all__ = ["HELPER_NAMES", "ToolRuntime", "build_tools_module"]
+
+HELPER_NAMES = ("parallel", "search_tools", "tool_schema", "atools")
+_MAX_PARALLEL_THREADS = 32
+
+
+class ToolRuntime:
+    """Where the tool functions send their calls; the channel is attached in each forked worker."""
+
+    def __init__(self) -> None:
+        self.channel: Channel | None = None
+
+    def require_channel(self) -> Channel:
+        """The channel of the running execution."""
+        if self.channel is None:
+            raise CodeModeError("tool functions can only be called while an execution runs")
+        return self.channel
+
+
+def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRuntime) -> types.ModuleType:
+    """Make the ``tools`` module from tool descriptors (ToolSpec fields plus ``function_name``)."""
+    models = [
+        build_tool_model(
+            ToolSpec(
+                server=d["server"],
+                name=d["name"],
+                description=d.get("description") or "",
+                input_schema=d.get("input_schema") or {"type": "object"},
+                output_schema=d.get("output_schema"),
+                title=d.get("title"),
+            ),
+            d["function_name"],
+        )
+        for d in descriptors
+    ]
+    module = types.ModuleType("tools", "Every configured MCP tool as a typed function (calls run in the kernel).")
+    atools = types.SimpleNamespace()
+    for model in models:
+        setattr(module, model.function_name, _sync_function(model, runtime))
+        setattr(atools, model.function_name, _async_function(model, runtime))
+    by_name = {m.function_name: m for m in models}
+    module.atools = atools  # type: ignore[attr-defined]
+    module.parallel = parallel  # type: ignore[attr-defined]
+    module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
+    module.tool_schema = _tool_schema(by_name, models)  # type: ignore[attr-defined]
+    module.__all__ = [*by_name, *HELPER_NAMES]  # type: ignore[attr-defined]
+    sys.modules["tools"] = module
+    return module
+
+
+def _describe(function: Any, model: ToolModel) -> Any:
+    function.__name__ = function.__qualname__ = model.function_name
+    function.__module__ = "tools"
+    function.__doc__ = make_docstring(model)
+    function.__signature__ = make_signature(model)
+    return function
+
+
+def _sync_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]:
+    server, tool = model.spec.server, model.spec.name
+
+    def tool_function(*args: Any, **kwargs: Any) -> Any:
+        arguments = bind_arguments(model, args, kwargs)
+        result = runtime.require_channel().call(server, tool, arguments)
+        return decode_result(result, tool=tool, server=server)
+
+    return _describe(tool_function, model)  # type: ignore[no-any-return]
+
+
+def _async_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]:
+    server, tool = model.spec.server, model.spec.name
+
+    async def tool_function(*args: Any, **kwargs: Any) -> Any:
+        arguments = bind_arguments(model, args, kwargs)
+        result = await runtime.require_channel().acall(server, tool, arguments)
+        return decode_result(result, tool=tool, server=server)
+
+    return _describe(tool_function, model)  # type: ignore[no-any-return]
+
+
+def parallel(calls: Sequence[Callable[[], Any]], *, max_workers: int | None = None) -> list[Any]:
+    """Run calls concurrently and return their results in order; a failed slot holds its exception.
+
+    Each call is a function of no arguments, typically ``lambda: get_weather(city=c, unit="celsius")``.
+    A call that raises does not stop the others: its slot in the result is the exception object, so
+    ``[r for r in results if not isinstance(r, Exception)]`` keeps the successes.
+    """
+    if not calls:
+        return []
+    for index, call in enumerate(calls):
+        if not callable(call):
+            raise TypeError(
+                f"parallel(): item {index} is a {type(call).__name__}, not a function; "
+                "write parallel([lambda: get_weather(city=c, unit='celsius') for c in cities])"
+            )
+
+    def run(call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except Exception as exc:
+            return exc
+
+    workers = min(len(calls), max_workers or _MAX_PARALLEL_THREADS)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parallel") as pool:
+        return list(pool.map(run, calls))
+
+
+def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]]:
+    def search_tools(query: str, limit: int = 10) -> list[dict[str, str]]:
+        """Tools whose name or description matches the words of ``query``, best first.
+
+        Each hit is ``{"name", "signature", "description"}``; call ``tool_schema(name)`` for the rest.
+        """
+        words = [w for w in re.findall(r"\w+", query.lower()) if w]
+        scored = []
+        for model in models:
+            name = model.function_name.lower()
+            text = f"{name} {model.spec.name.lower()} {model.spec.description.lower()}"
+            score = sum((3 if w in name else 0) + text.count(w) for w in words) if words else 1
+            if score:
+                scored.append((-score, model.function_name, model))
+        scored.sort(key=lambda item: (item[0], item[1]))
+        return [
+            {
+                "name": m.function_name,
+                "signature": render_signature(m),
+                "description": m.spec.description.strip().split("\n")[0][:200],
+            }
+            for _, _, m in scored[: max(0, limit)]
+        ]
+
+    return search_tools
+
+
+def _tool_schema(by_name: dict[str, ToolModel], models: list[ToolModel]) -> Callable[[str], dict[str, Any]]:
+    by_original = {m.spec.name: m for m in models}
+
+    def tool_schema(name: str) -> dict[str, Any]:
+        """Everything about one tool: signature, docstring and its raw JSON Schemas."""
+        model = by_name.get(name) or by_original.get(name)
+        if model is None:
+            raise UnknownToolError(f"no tool named {name!r}; search_tools(query) lists tools by keyword")
+        return {
+            "name": model.function_name,
+            "tool": model.spec.name,
+            "server": model.spec.server,
+            "signature": render_signature(model),
+            "doc": make_docstring(model),
+            "input_schema": model.spec.input_schema,
+            "output_schema": model.spec.output_schema,
+        }
+
+    return tool_schema

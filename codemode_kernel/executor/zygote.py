@@ -1,0 +1,124 @@
+"""The pre-started worker process: imports once, builds the tools module once, forks a worker per run.
+
+Started by the Executor as ``python -m codemode_kernel.executor.zygote --control-fd N`` with a scrubbed
+environment; reads its setup (tool descriptors, modules to preload) as one JSON object on stdin. It stays
+single-threaded so that forking it is safe (about 3 ms). Control messages travel over a SOCK_SEQPACKET
+socket, one JSON object per packet:
+
+executor -> zygote   ``spawn`` {id} with the worker's channel socket attached (SCM_RIGHTS); ``exit``
+zygote -> executor   ``ready`` {pid}; ``spawned`` {id, pid}; ``exited`` {pid, code | signal}; ``failed`` {id, error}
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["main"]
+
+_CONTROL_PACKET = 65536
+
+
+def _send(control: socket.socket, message: dict[str, Any]) -> None:
+    control.send(json.dumps(message).encode())
+
+
+def _exit_status(status: int) -> dict[str, int]:
+    if os.WIFSIGNALED(status):
+        return {"signal": os.WTERMSIG(status)}
+    return {"code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1}
+
+
+def _reap(control: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _send(control, {"type": "exited", "pid": pid, **_exit_status(status)})
+
+
+def _child(control: socket.socket, channel_fd: int, setup: dict[str, Any], tools_module: Any, runtime: Any) -> None:
+    """In the forked worker: detach, confine, run the program, exit without running the parent's cleanups."""
+    from .channel import Channel
+    from .worker import run_one
+
+    code = 0
+    try:
+        control.close()
+        os.setsid()  # its own process group, out of reach of the kernel's interrupts
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        channel = Channel(socket.socket(fileno=channel_fd))
+        runtime.channel = channel
+        run_one(channel, tools_module)
+    except BaseException:
+        traceback.print_exc(file=sys.__stderr__)
+        code = 70
+    finally:
+        try:
+            sys.__stdout__.flush() if sys.__stdout__ else None
+        finally:
+            os._exit(code)
+
+
+def serve(control: socket.socket, setup: dict[str, Any]) -> None:
+    """Preload, build the tools module, then fork a worker for every ``spawn`` until told to exit."""
+    from .toolset import ToolRuntime, build_tools_module
+
+    for name in setup.get("preload") or ():
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # a missing optional module must not stop code mode
+            print(f"codemode zygote: could not preload {name!r}: {exc}", file=sys.stderr)
+    runtime = ToolRuntime()
+    tools_module = build_tools_module(setup.get("tools") or [], runtime)
+    _send(control, {"type": "ready", "pid": os.getpid()})
+    while True:
+        readable, _, _ = select.select([control], [], [], 0.05)
+        _reap(control)
+        if not readable:
+            continue
+        data, fds, _flags, _addr = socket.recv_fds(control, _CONTROL_PACKET, 4)
+        if not data:
+            return  # the executor went away
+        message = json.loads(data)
+        if message.get("type") == "exit":
+            return
+        if message.get("type") != "spawn" or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            _send(control, {"type": "failed", "id": message.get("id"), "error": "bad spawn request"})
+            continue
+        pid = os.fork()
+        if pid == 0:
+            _child(control, fds[0], setup, tools_module, runtime)
+        os.close(fds[0])
+        _send(control, {"type": "spawned", "id": message.get("id"), "pid": pid})
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the zygote process."""
+    parser = argparse.ArgumentParser(description="codemode's pre-started worker process (internal).")
+    parser.add_argument("--control-fd", type=int, required=True, help="the SOCK_SEQPACKET control socket")
+    args = parser.parse_args(argv)
+    setup = json.loads(sys.stdin.read() or "{}")
+    control = socket.socket(fileno=args.control_fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are for workers; the executor stops us
+    serve(control, setup)
+
+
+if __name__ == "__main__":
+    main()

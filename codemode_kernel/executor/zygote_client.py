@@ -1,0 +1,185 @@
+"""The kernel's handle on the pre-started worker process (the zygote): start it, spawn workers, see them exit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import CodeModeError
+
+__all__ = ["WORKER_ENV_ALLOWLIST", "WorkerExit", "Zygote", "ZygoteError"]
+
+WORKER_ENV_ALLOWLIST = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+)
+"""Environment variables a worker inherits; everything else (tokens, keys, cloud settings) stays out."""
+
+_START_TIMEOUT = 60.0
+
+
+class ZygoteError(CodeModeError):
+    """The pre-started worker process failed; executions cannot start (an internal error)."""
+
+
+class WorkerExit:
+    """How a worker process ended: an exit code or a signal number."""
+
+    def __init__(self, code: int | None, signal_number: int | None) -> None:
+        self.code = code
+        self.signal = signal_number
+
+    def describe(self) -> str:
+        """``killed by SIGKILL`` / ``exited with code 3``."""
+        if self.signal is not None:
+            import signal as signals
+
+            try:
+                name = signals.Signals(self.signal).name
+            except ValueError:
+                name = f"signal {self.signal}"
+            return f"killed by {name}"
+        return f"exited with code {self.code}"
+
+
+def worker_environment(source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The scrubbed environment the zygote (and so every worker) runs with."""
+    env = os.environ if source is None else source
+    kept = {name: env[name] for name in WORKER_ENV_ALLOWLIST if name in env}
+    # One BLAS thread: numpy must not reserve a thread pool (and its memory) per core under a memory cap.
+    kept.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    return kept
+
+
+class Zygote:
+    """A running zygote process and its control socket, used from one event loop."""
+
+    def __init__(self, process: subprocess.Popen[bytes], control: socket.socket, log_path: Path) -> None:
+        self.process = process
+        self.control = control
+        self.log_path = log_path
+        self._ids = itertools.count(1)
+        self._spawns: dict[int, asyncio.Future[int]] = {}
+        self._exits: dict[int, asyncio.Future[WorkerExit]] = {}
+        self._early_exits: dict[int, WorkerExit] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self.dead: str | None = None
+
+    @classmethod
+    async def start(
+        cls, *, tools: Iterable[dict[str, Any]], preload: Iterable[str], state_dir: Path, cwd: Path
+    ) -> Zygote:
+        """Start the process, send it its setup and wait until it is ready."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        state_dir.mkdir(parents=True, exist_ok=True)
+        log_path = state_dir / "zygote.stderr.log"
+        setup = json.dumps({"tools": list(tools), "preload": list(preload)}).encode()
+        with open(log_path, "ab") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "codemode_kernel.executor.zygote", "--control-fd", str(theirs.fileno())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                pass_fds=(theirs.fileno(),),
+                env=worker_environment(),
+                cwd=cwd,
+                start_new_session=True,
+            )
+        theirs.close()
+        assert process.stdin is not None
+        process.stdin.write(setup)
+        process.stdin.close()
+        ours.setblocking(False)
+        zygote = cls(process, ours, log_path)
+        try:
+            ready = await asyncio.wait_for(zygote._receive(), _START_TIMEOUT)
+        except (TimeoutError, OSError, ValueError) as exc:
+            zygote.stop()
+            raise ZygoteError(f"the worker process did not start ({exc}); see {log_path}") from exc
+        if ready is None or ready.get("type") != "ready":
+            zygote.stop()
+            raise ZygoteError(f"the worker process failed while starting; see {log_path}")
+        zygote._reader = asyncio.get_running_loop().create_task(zygote._read_loop())
+        return zygote
+
+    async def spawn(self, channel: socket.socket) -> tuple[int, asyncio.Future[WorkerExit]]:
+        """Fork a worker that talks over ``channel`` (the worker's end); returns its pid and exit future."""
+        if self.dead is not None:
+            raise ZygoteError(f"the worker process is gone ({self.dead}); see {self.log_path}")
+        request_id = next(self._ids)
+        spawned: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._spawns[request_id] = spawned
+        packet = json.dumps({"type": "spawn", "id": request_id}).encode()
+        socket.send_fds(self.control, [packet], [channel.fileno()])
+        pid = await asyncio.wait_for(spawned, 10.0)
+        exited = self._exits.setdefault(pid, asyncio.get_running_loop().create_future())
+        if pid in self._early_exits and not exited.done():
+            exited.set_result(self._early_exits.pop(pid))
+        return pid, exited
+
+    def stop(self) -> None:
+        """Ask the zygote to exit, and make sure it does."""
+        if self._reader is not None:
+            self._reader.cancel()
+        with contextlib.suppress(OSError):
+            self.control.send(json.dumps({"type": "exit"}).encode())
+        self.control.close()
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    async def _receive(self) -> dict[str, Any] | None:
+        data = await asyncio.get_running_loop().sock_recv(self.control, 65536)
+        if not data:
+            return None
+        message: dict[str, Any] = json.loads(data)
+        return message
+
+    async def _read_loop(self) -> None:
+        try:
+            while (message := await self._receive()) is not None:
+                self._dispatch(message)
+            self.dead = "it closed its control socket"
+        except (OSError, ValueError) as exc:
+            self.dead = f"its control socket failed: {exc}"
+        for future in [*self._spawns.values(), *self._exits.values()]:
+            if not future.done():
+                future.set_exception(ZygoteError(f"the worker process is gone ({self.dead})"))
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "spawned":
+            future = self._spawns.pop(int(message["id"]), None)
+            if future is not None and not future.done():
+                future.set_result(int(message["pid"]))
+        elif kind == "failed":
+            failed = self._spawns.pop(int(message.get("id") or 0), None)
+            if failed is not None and not failed.done():
+                failed.set_exception(ZygoteError(str(message.get("error"))))
+        elif kind == "exited":
+            pid = int(message["pid"])
+            status = WorkerExit(message.get("code"), message.get("signal"))
+            exit_future = self._exits.pop(pid, None)
+            if exit_future is None:
+                self._early_exits[pid] = status  # exited before spawn() saw its pid
+            elif not exit_future.done():
+                exit_future.set_result(status)
