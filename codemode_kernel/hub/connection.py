@@ -68,8 +68,11 @@ class ServerConnection:
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
-        self._restart_lock = asyncio.Lock()
+        self._restart_lock: asyncio.Lock | None = None
         self._generation = 0
+        self._closing = False
+        self._refreshing: asyncio.Task[None] | None = None
+        self._refresh_again = False
 
     @property
     def tools(self) -> list[ToolSpec]:
@@ -80,10 +83,19 @@ class ServerConnection:
         """The tool with this exact name, if the server listed one."""
         return self._tools.get(name)
 
+    @property
+    def effective_state(self) -> ServerState:
+        """The state, noticing a connection that ended under us (a stdio server that exited)."""
+        if self.state == "ready" and self._transport_closed():
+            return "failed"
+        return self.state
+
     async def start(self) -> None:
         """Connect and list tools; on failure record why (never raise: one server must not block others)."""
         if self.config.disabled:
             return
+        await self._stop_owner()  # never two owners: a second start replaces the first cleanly
+        self._closing = False
         self.state = "connecting"
         self.error = None
         self._stop = asyncio.Event()
@@ -91,14 +103,24 @@ class ServerConnection:
         self._generation += 1
         self._owner = asyncio.create_task(self._own(), name=f"mcp-server-{self.name}")
         try:
-            await asyncio.wait_for(self._ready.wait(), self._connect_timeout)
+            await asyncio.wait_for(asyncio.shield(self._ready.wait()), self._connect_timeout)
         except TimeoutError:
             self._fail(f"did not finish connecting within {self._connect_timeout:g} s")
             await self._stop_owner()
+            return
+        except BaseException:
+            await asyncio.shield(self._stop_owner())  # interrupted: leave no server process behind
+            raise
+        if self._client is not None:
+            self._on_tools_changed(self)
 
     async def close(self) -> None:
-        """Disconnect (and stop a stdio server process)."""
-        await self._stop_owner()
+        """Disconnect (and stop a stdio server process); calls still running fail, none restarts it."""
+        self._closing = True
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+        async with self._lock():
+            await self._stop_owner()
         if self.state != "disabled":
             self.state = "closed"
 
@@ -110,22 +132,60 @@ class ServerConnection:
         timeout: float | None,
         progress: ProgressCallback | None,
     ) -> dict[str, Any]:
-        """Send tools/call and return the CallToolResult in wire form (camelCase JSON)."""
+        """Send tools/call and return the CallToolResult in wire form (camelCase JSON).
+
+        A stdio server found dead before the call is restarted once and the call sent to the new one.
+        A server that dies during a call is restarted too, but the call is sent again only if the tool
+        says repeating it is harmless (readOnlyHint or idempotentHint): otherwise it might run twice.
+        """
+        if self._closing:
+            raise ServerError("the hub is closing", server=self.name)
+        if self.state == "connecting":
+            await self._wait_ready(timeout)
+        restartable = self.config.transport == "stdio"
+        if restartable and self.state == "ready" and self._transport_closed():
+            await self._restart_once(self._generation, None)  # the call was never sent: nothing repeats
         generation = self._generation
         try:
             return await self._send_call(tool, arguments, timeout, progress)
         except MCPError as exc:
-            if exc.code != CONNECTION_CLOSED or self.config.transport != "stdio":
+            if exc.code != CONNECTION_CLOSED or not restartable or self._closing:
                 raise
             await self._restart_once(generation, exc)
-            return await self._send_call(tool, arguments, timeout, progress)
+            spec = self.tool(tool)
+            hints = (spec.annotations or {}) if spec else {}
+            if hints.get("readOnlyHint") or hints.get("idempotentHint"):
+                return await self._send_call(tool, arguments, timeout, progress)
+            raise ServerError(
+                f"the server exited during the call to {tool!r}, which may or may not have run; it was "
+                "restarted: call again if repeating the call is safe",
+                server=self.name,
+                log_path=self.log_path_str(),
+            ) from exc
+
+    def schedule_refresh(self) -> None:
+        """List tools again soon (after notifications/tools/list_changed); bursts collapse into one."""
+        if self._refreshing is not None and not self._refreshing.done():
+            self._refresh_again = True
+            return
+        self._refreshing = asyncio.get_running_loop().create_task(self._refresh_loop())
 
     async def refresh_tools(self) -> None:
-        """List tools again (after notifications/tools/list_changed) and tell the hub."""
+        """List tools again now and tell the hub."""
         if self._client is None:
             return
         self._tools = await self._list_tools(self._client)
         self._on_tools_changed(self)
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            self._refresh_again = False
+            try:
+                await self.refresh_tools()
+            except Exception as exc:
+                log.warning("server %r: could not refresh its tools: %s", self.name, exc)
+            if not self._refresh_again:
+                return
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -146,23 +206,47 @@ class ServerConnection:
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return dumped
 
+    def _lock(self) -> asyncio.Lock:
+        # Created lazily on the running loop: a hub closed and started again may run on a new loop.
+        if self._restart_lock is None:
+            self._restart_lock = asyncio.Lock()
+        return self._restart_lock
+
+    async def _wait_ready(self, timeout: float | None) -> None:
+        limit = min(timeout or self._connect_timeout, self._connect_timeout)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready.wait()), limit)
+        except TimeoutError:
+            raise ServerError(f"still connecting after {limit:g} s", server=self.name) from None
+
+    def _transport_closed(self) -> bool:
+        """Whether the client's transport has ended (a stdio server that exited is seen within ~10 ms).
+
+        Reads a private attribute of the SDK's dispatcher (pinned to mcp<3); the reconnect tests run it.
+        """
+        if self._client is None:
+            return False
+        dispatcher = getattr(self._client.session, "_dispatcher", None)
+        return bool(getattr(dispatcher, "_closed", False))
+
     def _require_client(self) -> Client:
         if self._client is None or self.state != "ready":
             reason = self.error or self.state
             raise ServerError(f"not connected ({reason})", server=self.name, log_path=self.log_path_str())
         return self._client
 
-    async def _restart_once(self, generation: int, cause: MCPError) -> None:
-        async with self._restart_lock:
+    async def _restart_once(self, generation: int, cause: MCPError | None) -> None:
+        async with self._lock():
+            if self._closing:
+                raise ServerError("the hub is closing", server=self.name) from cause
             if generation != self._generation:
                 return  # another call already restarted it
-            log.warning("server %r closed the connection; restarting it once", self.name)
-            await self._stop_owner()
+            log.warning("server %r closed the connection; restarting it", self.name)
             self.restarts += 1
             await self.start()
             if self.state != "ready":
                 raise ServerError(
-                    f"the server died and did not come back: {self.error}",
+                    f"the server exited and did not come back: {self.error or self.state}",
                     server=self.name,
                     log_path=self.log_path_str(),
                 ) from cause
@@ -254,13 +338,7 @@ class ServerConnection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             # Never await session I/O inside the handler: it runs on the dispatcher's read loop.
-            asyncio.get_running_loop().create_task(self._refresh_quietly())
-
-    async def _refresh_quietly(self) -> None:
-        try:
-            await self.refresh_tools()
-        except Exception as exc:
-            log.warning("server %r: could not refresh its tools: %s", self.name, exc)
+            self.schedule_refresh()
 
     def _fail(self, reason: str) -> None:
         self.state = "failed"

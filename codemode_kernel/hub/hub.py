@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ from .connection import ProgressCallback, ServerConnection, ServerState
 from .loop import LoopThread
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "ServerStatus", "ToolHub"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take when neither the call nor the server's config says otherwise."""
@@ -129,7 +132,10 @@ class ToolHub:
         out = []
         for cfg in self._configs:
             conn = self._connections.get(cfg.name)
-            state: ServerState = conn.state if conn else ("disabled" if cfg.disabled else "connecting")
+            if conn is not None:
+                state: ServerState = conn.effective_state
+            else:
+                state = "disabled" if cfg.disabled else "connecting"
             out.append(
                 ServerStatus(
                     name=cfg.name,
@@ -243,7 +249,10 @@ class ToolHub:
         self._output_checkers = {key: c for key, c in self._output_checkers.items() if key[0] != conn.name}
         self.tools_version += 1
         for listener in list(self._listeners):
-            listener()
+            try:
+                listener()
+            except Exception:  # one broken listener must neither stop the others nor the connection
+                log.exception("a tools-changed listener failed after server %r changed its tools", conn.name)
 
     def _find(self, server: str, tool: str) -> tuple[ServerConnection, ToolSpec]:
         conn = self._connections.get(server)
@@ -253,7 +262,7 @@ class ToolHub:
             raise UnknownToolError(
                 f"no server named {server!r}{hint} (servers: {', '.join(self._connections)})"
             )
-        if conn.state != "ready":
+        if conn.state not in ("ready", "connecting"):  # a (re)connecting server is waited for
             raise ServerError(
                 f"not connected ({conn.error or conn.state})", server=server, log_path=conn.log_path_str()
             )
