@@ -10,6 +10,7 @@ a kernel runs.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = ["CallLog", "CallRecord", "CallStatus"]
+
+log = logging.getLogger(__name__)
 
 CallStatus = Literal[
     "running", "ok", "tool_error", "invalid_arguments", "timeout", "cancelled", "server_error"
@@ -66,6 +69,7 @@ class CallLog:
     _records: dict[str, CallRecord] = field(default_factory=dict, init=False)
     """In memory, by id, in the order calls started (an update keeps a record's place)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _spill_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _listeners: list[Callable[[CallRecord], None]] = field(default_factory=list, init=False)
     spilled: int = field(default=0, init=False)
 
@@ -100,8 +104,11 @@ class CallLog:
         if result is not None and big and self.spill_dir is not None:
             encoded = json.dumps(result, ensure_ascii=False)
             if len(encoded.encode()) > self.max_result_bytes:
-                result_file = self._spill_result(record.id, encoded)
-                result = {"preview": encoded[:_PREVIEW_CHARS], "bytes": len(encoded.encode())}
+                try:
+                    result_file = self._spill_result(record.id, encoded)
+                    result = {"preview": encoded[:_PREVIEW_CHARS], "bytes": len(encoded.encode())}
+                except OSError as exc:
+                    log.warning("could not write a large result to %s (%s); kept it", self.spill_dir, exc)
         done = replace(
             record,
             status=status,
@@ -152,22 +159,38 @@ class CallLog:
         with self._lock:
             self._records[record.id] = record
             if len(self._records) > self.max_entries:
-                # Spill a tenth at once: one file append per hundred calls, not one per call.
-                keep = self.max_entries - max(1, self.max_entries // 10)
-                while len(self._records) > keep:
-                    overflow.append(self._records.pop(next(iter(self._records))))
+                # Spill a tenth at once (one file append per hundred calls), oldest first, and never a
+                # call still running: its record would go to disk unfinished.
+                excess = len(self._records) - (self.max_entries - max(1, self.max_entries // 10))
+                for call_id, old in list(self._records.items()):
+                    if excess <= 0:
+                        break
+                    if old.status != "running":
+                        overflow.append(self._records.pop(call_id))
+                        excess -= 1
         if overflow:
             self._spill_records(overflow)
         for listener in list(self._listeners):
-            listener(record)
+            try:
+                listener(record)
+            except Exception:  # a broken widget must not break the tool call that is being recorded
+                log.exception("a call log listener failed")
 
     def _spill_records(self, records: list[CallRecord]) -> None:
         if self.spill_dir is None:
             return  # no workspace: the oldest records are dropped, as a bounded log must
-        self.spill_dir.mkdir(parents=True, exist_ok=True)
-        with (self.spill_dir / "calls.jsonl").open("a", encoding="utf-8") as out:
-            for record in records:
-                out.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
+        lines = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records)
+        try:
+            with self._spill_lock:
+                self.spill_dir.mkdir(parents=True, exist_ok=True)
+                with (self.spill_dir / "calls.jsonl").open("a", encoding="utf-8") as out:
+                    out.write(lines)
+        except OSError as exc:
+            # Disk full or read-only: keep them in memory rather than lose them.
+            log.warning("could not write the call log to %s (%s); keeping it in memory", self.spill_dir, exc)
+            with self._lock:
+                self._records = {**{r.id: r for r in records}, **self._records}
+            return
         self.spilled += len(records)
 
     def _spill_result(self, call_id: str, encoded: str) -> str:
@@ -181,16 +204,22 @@ class CallLog:
     def _read_spilled(self) -> list[CallRecord]:
         if self.spill_dir is None or not (self.spill_dir / "calls.jsonl").exists():
             return []
-        out = []
-        for line in (self.spill_dir / "calls.jsonl").read_text(encoding="utf-8").splitlines():
-            data = json.loads(line)
-            data["warnings"] = tuple(data.get("warnings", ()))
-            out.append(CallRecord(**data))
-        return out
+        found: dict[str, CallRecord] = {}
+        with self._spill_lock:
+            text = (self.spill_dir / "calls.jsonl").read_text(encoding="utf-8", errors="replace")
+        for line in text.splitlines():
+            try:
+                data = json.loads(line)
+                data["warnings"] = tuple(data.get("warnings", ()))
+                record = CallRecord(**data)
+            except (ValueError, TypeError):
+                continue  # a line cut short by a crash: skip it, keep the rest
+            found[record.id] = record  # the last copy of a record wins
+        return list(found.values())
 
 
 def _rough_size(result: dict[str, Any]) -> int:
-    """A cheap lower bound of a result's JSON size: its text and binary payloads, or its structured part.
+    """A cheap lower bound of a result's JSON size: its text and binary payloads plus its structured part.
 
     Encoding every result to measure it would cost more than the rest of the bookkeeping of a call.
     """
@@ -202,6 +231,6 @@ def _rough_size(result: dict[str, Any]) -> int:
             if isinstance(inner, dict):
                 size += sum(len(v) for v in inner.values() if isinstance(v, str))
     structured = result.get("structuredContent")
-    if structured is not None and size == 0:
-        size = len(json.dumps(structured))
+    if structured is not None:
+        size += len(json.dumps(structured))
     return size

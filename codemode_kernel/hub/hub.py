@@ -346,7 +346,7 @@ def _output_checker(spec: ToolSpec) -> Callable[[Any], tuple[str, ...]]:
         cls = jsonschema.validators.validator_for(spec.output_schema)
         cls.check_schema(spec.output_schema)
         compiled = cls(spec.output_schema)
-    except (jsonschema.exceptions.SchemaError, TypeError) as exc:
+    except Exception as exc:  # whatever a server sends as a schema, the result still reaches the caller
         warning = (
             f"{spec.qualified_name}: its outputSchema is not valid JSON Schema ({exc}); results not checked"
         )
@@ -355,8 +355,9 @@ def _output_checker(spec: ToolSpec) -> Callable[[Any], tuple[str, ...]]:
     def check(structured: Any) -> tuple[str, ...]:
         try:
             error = jsonschema.exceptions.best_match(compiled.iter_errors(structured))
-        except jsonschema.exceptions.RefResolutionError as exc:
-            return (f"{spec.qualified_name}: its outputSchema has a $ref that does not resolve ({exc})",)
+        except Exception as exc:  # an unresolvable $ref, a hostile pattern...: report, never lose the result
+            reason = f"{type(exc).__name__}: {exc}"
+            return (f"{spec.qualified_name}: its outputSchema could not be checked ({reason})",)
         if error is None:
             return ()
         where = ".".join(str(p) for p in error.absolute_path) or "(root)"

@@ -47,3 +47,37 @@ def test_listeners_see_every_change(tmp_path: Path) -> None:
     unsubscribe()
     log.start("s", "t", {})
     assert seen == ["running", "timeout"]
+
+
+def test_a_running_call_is_never_spilled_unfinished(tmp_path: Path) -> None:
+    log = CallLog(spill_dir=tmp_path, max_entries=3)
+    slow = log.start("s", "slow", {})
+    for i in range(10):
+        log.finish(log.start("s", f"t{i}", {}), "ok", result={"content": []})
+    log.finish(slow, "ok", result={"content": []})
+    everything = log.records(include_spilled=True)
+    assert len(everything) == 11 and len({r.id for r in everything}) == 11
+    found = log.get(slow.id)
+    assert found is not None and found.status == "ok"
+
+
+def test_large_structured_results_spill_even_with_a_text_summary(tmp_path: Path) -> None:
+    log = CallLog(spill_dir=tmp_path, max_result_bytes=1000)
+    rows = {"rows": ["x" * 100] * 50}
+    result = {"content": [{"type": "text", "text": "summary"}], "structuredContent": rows}
+    done = log.finish(log.start("s", "t", {}), "ok", result=result)
+    assert done.result_file is not None and log.full_result(done) == result
+
+
+def test_a_failing_listener_or_a_broken_line_loses_nothing(tmp_path: Path) -> None:
+    log = CallLog(spill_dir=tmp_path, max_entries=2)
+
+    def broken(_record: object) -> None:
+        raise RuntimeError("widget bug")
+
+    log.subscribe(broken)
+    for i in range(5):
+        log.finish(log.start("s", f"t{i}", {}), "ok")
+    with (tmp_path / "calls.jsonl").open("a") as out:
+        out.write('{"id": "cut sho')
+    assert [r.tool for r in log.records(include_spilled=True)] == [f"t{i}" for i in range(5)]
