@@ -83,6 +83,19 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
     doctor.set_defaults(run=_cmd_doctor)
 
+    run = sub.add_parser(
+        "run",
+        help="run a Python program in code mode",
+        description="Run a program in an isolated worker process with every configured MCP tool as a "
+        "function. Prints what it printed, then its value or its error. Exit code: 0 ok, 1 the program raised, "
+        "2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (replay).",
+    )
+    run.add_argument("file", help='the program ("-" reads standard input)')
+    run.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
+    run.add_argument("--timeout", type=float, metavar="S", help="seconds, 1 to 300 (default 30)")
+    run.add_argument("--json", action="store_true", help="print the whole result record as JSON instead")
+    run.set_defaults(run=_cmd_run)
+
     trust = sub.add_parser(
         "trust",
         help="allow a project config to start its servers",
@@ -213,8 +226,37 @@ def _fix_for(status: ServerStatus) -> str:
     if status.transport != "stdio":
         return "check that the server is running and that its url and headers are right"
     if "within" in error:
-        return 'the server is slow to start: give it a larger "timeout" or check its stderr log'
+        return "it did not finish starting within 60 s: run its command by hand to see whether it hangs"
     return 'read its stderr log; run the command by hand to see it fail; or set "disabled": true'
+
+
+# -- run ----------------------------------------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .executor import Executor
+    from .executor.result import format_result_text
+
+    try:
+        code = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    except OSError as exc:
+        print(f"codemode: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.timeout is not None and not 1 <= args.timeout <= 300:
+        print(f"codemode: --timeout must be between 1 and 300 seconds, not {args.timeout:g}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:  # exit code 1 means "the program raised": a config problem is usage
+        print(f"codemode: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with Toolbox(config) as toolbox, Executor(toolbox) as executor:
+        result = executor.run(code, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(format_result_text(result))
+    return result.exit_code
 
 
 # -- trust --------------------------------------------------------------------------------------------
@@ -232,9 +274,9 @@ def _cmd_trust(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         path = found
+    config = load_config(path)  # a file with mistakes is reported, not trusted
     stored = trust_config(path)
     print(f"trusted {path.resolve()} (its current content); remembered in {stored}")
-    config = load_config(path)
     for server in config.servers.values():
         if server.disabled:
             continue
