@@ -87,8 +87,8 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="run a Python program in code mode",
         description="Run a program in an isolated worker process with every configured MCP tool as a "
-        "function. Prints what it printed, then its value or its error. Exit code: 0 ok, 1 the program raised, "
-        "2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (replay).",
+        "function. Prints what it printed, then its value or its error. Exit code: 0 ok, 1 the program "
+        "raised, 2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (replay).",
     )
     run.add_argument("file", help='the program ("-" reads standard input)')
     run.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
