@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["EXIT_CODES", "ExecutionResult", "ExecutionStatus"]
+__all__ = ["EXIT_CODES", "ExecutionResult", "ExecutionStatus", "format_result_text"]
 
 ExecutionStatus = Literal["ok", "error", "timeout", "crashed", "internal", "pending"]
 """``ok`` the program finished; ``error`` it raised (the model can fix it); ``timeout`` it was stopped
@@ -50,3 +50,42 @@ class ExecutionResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict of the whole record."""
         return asdict(self)
+
+
+def format_result_text(result: ExecutionResult) -> str:
+    """The result as a person (or a model) reads it: output, then the value or the error, then a status line."""
+    parts = []
+    if result.stdout:
+        parts.append(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+    if result.stderr:
+        parts.append(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
+    if result.output_truncated:
+        parts.append("[output cut: the program printed more than the limit]\n")
+    if result.value is not None:
+        text = _value_text(result.value)
+        if text:
+            parts.append(text + "\n")
+    if result.error is not None:
+        from .source import format_error_text
+
+        parts.append(format_error_text(result.error).rstrip("\n") + "\n")
+    calls = len(result.tool_calls)
+    parts.append(f"[{result.status} in {result.duration_ms / 1000:.2f} s, {calls} tool call{'s' * (calls != 1)}]\n")
+    return "".join(parts)
+
+
+def _value_text(envelope: dict[str, Any]) -> str:
+    kind = envelope.get("kind")
+    if kind == "text":
+        return str(envelope.get("text", ""))
+    if kind == "json":
+        import json
+
+        return "" if envelope.get("data") is None else json.dumps(envelope.get("data"), ensure_ascii=False)
+    if kind == "repr":
+        return str(envelope.get("repr", ""))
+    if kind == "table":
+        return f"<table: {envelope.get('row_count', '?')} rows, columns {envelope.get('columns')}>"
+    if kind == "image":
+        return f"<image {envelope.get('mime_type', '')}>"
+    return f"<{kind}>"

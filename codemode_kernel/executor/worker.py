@@ -1,7 +1,8 @@
 """A worker: runs one program in a freshly forked process and reports back over the channel.
 
 The program's globals hold the tool functions (also importable: ``from tools import get_weather``),
-``tools``, ``atools``, ``parallel``, ``search_tools``, ``tool_schema`` and the inputs. ``print`` and
+``tools``, ``atools``, ``parallel``, ``search_tools``, ``tool_schema``, the errors a tool call raises
+(``ToolError``, ``ToolArgumentError``, ``ToolTimeoutError``, ``CodeModeError``) and the inputs. ``print`` and
 ``sys.stderr`` stream to the kernel as frames while the program runs.
 """
 
@@ -14,6 +15,7 @@ import threading
 import types
 from typing import Any
 
+from .. import errors
 from .channel import Channel
 from .source import CodeSyntaxError, PreparedCode, error_record, prepare, run_prepared
 from .toolset import HELPER_NAMES
@@ -76,6 +78,9 @@ def program_globals(tools_module: types.ModuleType, inputs: dict[str, Any]) -> d
         namespace[name] = getattr(tools_module, name)
     for name in HELPER_NAMES:
         namespace[name] = getattr(tools_module, name)
+    # The errors a tool call raises, so `except ToolError:` works without an import.
+    for error in (errors.ToolError, errors.ToolArgumentError, errors.ToolTimeoutError, errors.CodeModeError):
+        namespace[error.__name__] = error
     namespace.update(inputs)
     return namespace
 

@@ -1,0 +1,157 @@
+"""The executor end to end: real worker processes, real signals, tool calls through the real hub."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from codemode_kernel import Toolbox
+from codemode_kernel.config import load_config
+from codemode_kernel.executor import Executor
+from tests.conftest import QUIRKY
+
+pytestmark = pytest.mark.integration
+
+WEATHER = {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ws")
+    (path / "cities.txt").write_text("New York\nLos Angeles\nChicago\nMiami\nSeattle\n")
+    servers = {
+        "weather": WEATHER,
+        "workspace": {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.workspace", "--root", str(path)]},
+        "quirky": {"command": sys.executable, "args": [str(QUIRKY)]},
+    }
+    (path / "codemode.json").write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def executor(workspace: Path):
+    with Toolbox(load_config(workspace / "codemode.json")) as tb, Executor(tb, grace=1.0) as ex:
+        yield ex
+
+
+def test_value_output_and_tool_calls(executor: Executor) -> None:
+    result = executor.run('print("hello")\nr = get_weather(city="Oslo", unit="celsius")\nr.temperature')
+    assert result.status == "ok", result.error
+    assert result.stdout == "hello\n"
+    assert result.value is not None and result.value["kind"] == "json"
+    assert isinstance(result.value["data"], float)
+    assert [c["tool"] for c in result.tool_calls] == ["get_weather"]
+    assert result.tool_calls[0]["arguments"] == {"city": "Oslo", "unit": "celsius"}
+    assert result.tool_calls[0]["status"] == "ok"
+
+
+def test_the_go_design_cities_example_makes_n_plus_one_calls_in_one_execution(executor: Executor) -> None:
+    code = """
+cities = [c for c in read_file(path="cities.txt").splitlines() if c]
+for city in cities:
+    w = get_weather(city=city, unit="fahrenheit")
+    print(f"{city}: {w.temperature:.0f}°F")
+"""
+    result = executor.run(code)
+    assert result.status == "ok", result.error
+    assert result.stdout.splitlines()[0].startswith("New York: ")
+    assert len(result.stdout.splitlines()) == 5
+    assert [c["tool"] for c in result.tool_calls] == ["read_file"] + ["get_weather"] * 5
+
+
+def test_imports_async_twins_and_parallel(executor: Executor) -> None:
+    code = """
+import asyncio
+from tools import get_weather
+cities = ["Paris", "Tokyo", "Cairo"]
+together = await asyncio.gather(*(atools.get_weather(city=c, unit="celsius") for c in cities))
+threaded = parallel([lambda c=c: get_weather(city=c, unit="celsius") for c in cities] + [lambda: get_weather(city="123", unit="celsius")])
+[r.temperature for r in together] == [r.temperature for r in threaded[:3]] and isinstance(threaded[3], Exception)
+"""
+    result = executor.run(code)
+    assert result.status == "ok", result.error
+    assert result.value == {"kind": "json", "data": True}
+    assert len(result.tool_calls) == 7
+
+
+def test_errors_point_at_the_line_as_written(executor: Executor) -> None:
+    code = "```python\nx = 1\n\ndef f():\n    return 1 / 0\n\nf()\n```"
+    result = executor.run(code)
+    assert result.status == "error"
+    assert result.error is not None
+    assert result.error["type"] == "ZeroDivisionError"
+    assert result.error["line"] == 5 and "1 / 0" in result.error["source_line"]
+    syntax = executor.run("x = (1,\ny = 2")
+    assert syntax.status == "error" and syntax.error is not None and syntax.error["type"] == "SyntaxError"
+
+
+def test_tool_errors_can_be_caught_or_reported(executor: Executor) -> None:
+    caught = executor.run(
+        'try:\n    get_weather(city="12345", unit="celsius")\nexcept ToolError as e:\n    out = str(e)\nout',
+    )
+    assert caught.status == "ok", caught.error
+    assert caught.value is not None and "not a city name" in caught.value["text"]
+    uncaught = executor.run('get_weather(city="12345", unit="celsius")')
+    assert uncaught.status == "error" and uncaught.error is not None
+    assert uncaught.error["type"] == "ToolError" and uncaught.error["line"] == 1
+    bad_args = executor.run('get_weather(city="Oslo", unit="kelvin")')
+    assert bad_args.status == "error" and bad_args.error is not None
+    assert bad_args.error["type"] == "ToolArgumentError" and "unit" in bad_args.error["message"]
+
+
+def test_a_busy_loop_times_out_and_the_next_run_works(executor: Executor) -> None:
+    started = time.monotonic()
+    result = executor.run('print("started")\nwhile True:\n    pass', timeout=1)
+    elapsed = time.monotonic() - started
+    assert result.status == "timeout"
+    assert result.stdout == "started\n"
+    assert elapsed < 1 + 1 + 1.5
+    assert executor.run("1 + 1").value == {"kind": "json", "data": 2}
+
+
+def test_sigint_ignored_is_killed_after_the_grace_period(executor: Executor) -> None:
+    code = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.01)"
+    started = time.monotonic()
+    result = executor.run(code, timeout=1)
+    assert result.status == "timeout"
+    assert time.monotonic() - started < 1 + 1 + 1.5
+
+
+def test_a_tool_call_in_flight_at_the_deadline_is_cancelled_at_the_server(executor: Executor) -> None:
+    before = executor.run("int(cancelled_count())").value
+    result = executor.run("sleep(seconds=30)", timeout=1)
+    assert result.status == "timeout"
+    deadline = time.monotonic() + 3
+    while executor.run("int(cancelled_count())").value == before:
+        assert time.monotonic() < deadline, "the in-flight call was not cancelled at the server"
+        time.sleep(0.1)
+
+
+def test_os_exit_and_a_broken_channel_are_crashes(executor: Executor) -> None:
+    exited = executor.run('print("bye")\nimport os\nos._exit(3)')
+    assert exited.status == "crashed"
+    assert exited.error is not None and "code 3" in exited.error["message"]
+    garbage = executor.run(
+        "import gc, socket\n"
+        "s = [o for o in gc.get_objects() if isinstance(o, socket.socket)][0]\n"
+        "s.sendall(b'\\x00\\x00\\x00\\x05hello')\n"
+        "import time; time.sleep(5)"
+    )
+    assert garbage.status == "crashed"
+    assert garbage.error is not None and "channel" in garbage.error["message"]
+    assert executor.run("2 * 21").value == {"kind": "json", "data": 42}
+
+
+def test_inputs_become_globals(executor: Executor) -> None:
+    result = executor.run("sum(numbers) + len(name)", inputs={"numbers": [1, 2, 3], "name": "four"})
+    assert result.value == {"kind": "json", "data": 10}
+
+
+def test_result_record_is_json(executor: Executor) -> None:
+    record = executor.run('print("x")\n{"a": [1, 2]}').to_dict()
+    assert json.loads(json.dumps(record))["value"] == {"kind": "json", "data": {"a": [1, 2]}}
+    assert record["timeout_s"] == 30 and record["status"] == "ok" and record["protections"]
