@@ -73,7 +73,9 @@ class Channel:
                 raise ChannelClosed("the kernel closed the channel; no more tool calls in this execution")
             call_id = next(self._ids)
             self._pending[call_id] = future
-        self.send({"type": "tool_call", "id": call_id, "server": server, "tool": tool, "arguments": arguments})
+        self.send(
+            {"type": "tool_call", "id": call_id, "server": server, "tool": tool, "arguments": arguments}
+        )
         return future
 
     def _read_loop(self) -> None:

@@ -4,7 +4,8 @@ The channel is a socket of its own (never stdout, which user code owns). Message
 
 kernel -> worker
     ``run``          {code, filename, inputs: {name: envelope}, execution_id}
-    ``tool_result``  {id, ok: true, result: CallToolResult wire JSON} or {id, ok: false, error: {type, message}}
+    ``tool_result``  {id, ok: true, result: CallToolResult wire JSON}
+                     or {id, ok: false, error: {type, message}}
 worker -> kernel
     ``tool_call``    {id, server, tool, arguments}
     ``stdout`` / ``stderr``  {data}
@@ -23,7 +24,14 @@ import struct
 import threading
 from typing import Any
 
-__all__ = ["MAX_FRAME_BYTES", "FrameReader", "ProtocolError", "encode_frame", "read_frame_async", "send_frame"]
+__all__ = [
+    "MAX_FRAME_BYTES",
+    "FrameReader",
+    "ProtocolError",
+    "encode_frame",
+    "read_frame_async",
+    "send_frame",
+]
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")

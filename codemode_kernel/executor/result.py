@@ -53,7 +53,7 @@ class ExecutionResult:
 
 
 def format_result_text(result: ExecutionResult) -> str:
-    """The result as a person (or a model) reads it: output, then the value or the error, then a status line."""
+    """The result as a person (or a model) reads it: output, the value or the error, a status line."""
     parts = []
     if result.stdout:
         parts.append(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
@@ -70,7 +70,9 @@ def format_result_text(result: ExecutionResult) -> str:
 
         parts.append(format_error_text(result.error).rstrip("\n") + "\n")
     calls = len(result.tool_calls)
-    parts.append(f"[{result.status} in {result.duration_ms / 1000:.2f} s, {calls} tool call{'s' * (calls != 1)}]\n")
+    parts.append(
+        f"[{result.status} in {result.duration_ms / 1000:.2f} s, {calls} tool call{'s' * (calls != 1)}]\n"
+    )
     return "".join(parts)
 
 

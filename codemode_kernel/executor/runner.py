@@ -127,7 +127,9 @@ class Executor:
         """Async twin of ``run``, awaitable from any event loop."""
         return await self.toolbox.hub.loop_thread.run_async(self._run(code, timeout, inputs))
 
-    async def _run(self, code: str, timeout: float | None, inputs: Mapping[str, Any] | None) -> ExecutionResult:
+    async def _run(
+        self, code: str, timeout: float | None, inputs: Mapping[str, Any] | None
+    ) -> ExecutionResult:
         limit = _check_timeout(timeout if timeout is not None else self.timeout)
         execution_id = uuid.uuid4().hex[:12]
         started = time.monotonic()
@@ -150,8 +152,13 @@ class Executor:
         error: dict[str, Any] | None = None
         try:
             state.reply(
-                {"type": "run", "code": code, "filename": "<code>", "inputs": encoded_inputs,
-                 "execution_id": execution_id}
+                {
+                    "type": "run",
+                    "code": code,
+                    "filename": "<code>",
+                    "inputs": encoded_inputs,
+                    "execution_id": execution_id,
+                }
             )
             serve = asyncio.ensure_future(self._serve(reader, state))
             try:
@@ -235,7 +242,10 @@ class Executor:
             return "error", error if isinstance(error, dict) else {"type": "Error", "message": str(error)}
         if state.broken is not None:
             _kill_group(pid, signal.SIGKILL)
-            return "crashed", {"type": "ProtocolError", "message": f"the program broke the channel: {state.broken}"}
+            return "crashed", {
+                "type": "ProtocolError",
+                "message": f"the program broke the channel: {state.broken}",
+            }
         try:
             how = await asyncio.wait_for(asyncio.shield(exited), _EXIT_WAIT)
             description = how.describe()
@@ -244,7 +254,9 @@ class Executor:
             description = "closed its channel and was killed"
         return "crashed", {"type": "WorkerCrashed", "message": f"the worker {description} before finishing"}
 
-    async def _stop(self, pid: int, serve: asyncio.Future[None] | None, exited: asyncio.Future[WorkerExit]) -> None:
+    async def _stop(
+        self, pid: int, serve: asyncio.Future[None] | None, exited: asyncio.Future[WorkerExit]
+    ) -> None:
         """SIGINT, a grace period, then SIGKILL of the worker's process group."""
         _kill_group(pid, signal.SIGINT)
         with contextlib.suppress(TimeoutError, Exception):
@@ -292,7 +304,9 @@ class Executor:
 
 def _check_timeout(timeout: float) -> float:
     if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
-        raise ValueError(f"timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds, not {timeout:g}")
+        raise ValueError(
+            f"timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds, not {timeout:g}"
+        )
     return float(timeout)
 
 

@@ -17,7 +17,14 @@ from typing import Any
 from ..errors import CodeModeError, UnknownToolError
 from ..results import decode_result
 from ..toolspec import ToolSpec
-from ..typegen import ToolModel, bind_arguments, build_tool_model, make_docstring, make_signature, render_signature
+from ..typegen import (
+    ToolModel,
+    bind_arguments,
+    build_tool_model,
+    make_docstring,
+    make_signature,
+    render_signature,
+)
 from .channel import Channel
 
 __all__ = ["HELPER_NAMES", "ToolRuntime", "build_tools_module"]
@@ -55,7 +62,9 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
         )
         for d in descriptors
     ]
-    module = types.ModuleType("tools", "Every configured MCP tool as a typed function (calls run in the kernel).")
+    module = types.ModuleType(
+        "tools", "Every configured MCP tool as a typed function (calls run in the kernel)."
+    )
     atools = types.SimpleNamespace()
     for model in models:
         setattr(module, model.function_name, _sync_function(model, runtime))

@@ -9,6 +9,7 @@ The program's globals hold the tool functions (also importable: ``from tools imp
 from __future__ import annotations
 
 import builtins
+import contextlib
 import io
 import sys
 import threading
@@ -36,6 +37,10 @@ class StreamToChannel(io.TextIOBase):
         self._size = 0
         self._lock = threading.Lock()
 
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # read-only here, as on sys.stdout
+        return "utf-8"
+
     def writable(self) -> bool:
         return True
 
@@ -58,14 +63,8 @@ class StreamToChannel(io.TextIOBase):
             return
         data = "".join(self._buffer)
         self._buffer, self._size = [], 0
-        try:
+        with contextlib.suppress(OSError):  # the kernel is gone: the output has nowhere to go
             self._channel.send({"type": self._name, "data": data})
-        except OSError:
-            pass  # the kernel is gone or stopped reading; output has nowhere to go
-
-    @property
-    def encoding(self) -> str:
-        return "utf-8"
 
     def isatty(self) -> bool:
         return False

@@ -6,7 +6,8 @@ single-threaded so that forking it is safe (about 3 ms). Control messages travel
 socket, one JSON object per packet:
 
 executor -> zygote   ``spawn`` {id} with the worker's channel socket attached (SCM_RIGHTS); ``exit``
-zygote -> executor   ``ready`` {pid}; ``spawned`` {id, pid}; ``exited`` {pid, code | signal}; ``failed`` {id, error}
+zygote -> executor   ``ready`` {pid}; ``spawned`` {id, pid}; ``exited`` {pid, code | signal};
+                     ``failed`` {id, error}
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def _reap(control: socket.socket) -> None:
         _send(control, {"type": "exited", "pid": pid, **_exit_status(status)})
 
 
-def _child(control: socket.socket, channel_fd: int, setup: dict[str, Any], tools_module: Any, runtime: Any) -> None:
+def _child(
+    control: socket.socket, channel_fd: int, setup: dict[str, Any], tools_module: Any, runtime: Any
+) -> None:
     """In the forked worker: detach, confine, run the program, exit without running the parent's cleanups."""
     from .channel import Channel
     from .worker import run_one

@@ -1,4 +1,4 @@
-"""The kernel's handle on the pre-started worker process (the zygote): start it, spawn workers, see them exit."""
+"""The kernel's handle on the pre-started worker process (the zygote): start it, spawn, see exits."""
 
 from __future__ import annotations
 
@@ -93,7 +93,13 @@ class Zygote:
         setup = json.dumps({"tools": list(tools), "preload": list(preload)}).encode()
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "codemode_kernel.executor.zygote", "--control-fd", str(theirs.fileno())],
+                [
+                    sys.executable,
+                    "-m",
+                    "codemode_kernel.executor.zygote",
+                    "--control-fd",
+                    str(theirs.fileno()),
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
@@ -161,7 +167,8 @@ class Zygote:
             self.dead = "it closed its control socket"
         except (OSError, ValueError) as exc:
             self.dead = f"its control socket failed: {exc}"
-        for future in [*self._spawns.values(), *self._exits.values()]:
+        futures: list[asyncio.Future[Any]] = [*self._spawns.values(), *self._exits.values()]
+        for future in futures:
             if not future.done():
                 future.set_exception(ZygoteError(f"the worker process is gone ({self.dead})"))
 

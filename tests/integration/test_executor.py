@@ -25,7 +25,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (path / "cities.txt").write_text("New York\nLos Angeles\nChicago\nMiami\nSeattle\n")
     servers = {
         "weather": WEATHER,
-        "workspace": {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.workspace", "--root", str(path)]},
+        "workspace": {
+            "command": sys.executable,
+            "args": ["-m", "codemode_kernel.servers.workspace", "--root", str(path)],
+        },
         "quirky": {"command": sys.executable, "args": [str(QUIRKY)]},
     }
     (path / "codemode.json").write_text(json.dumps({"mcpServers": servers}))
@@ -69,8 +72,10 @@ import asyncio
 from tools import get_weather
 cities = ["Paris", "Tokyo", "Cairo"]
 together = await asyncio.gather(*(atools.get_weather(city=c, unit="celsius") for c in cities))
-threaded = parallel([lambda c=c: get_weather(city=c, unit="celsius") for c in cities] + [lambda: get_weather(city="123", unit="celsius")])
-[r.temperature for r in together] == [r.temperature for r in threaded[:3]] and isinstance(threaded[3], Exception)
+calls = [lambda c=c: get_weather(city=c, unit="celsius") for c in cities]
+threaded = parallel(calls + [lambda: get_weather(city="123", unit="celsius")])
+same = [r.temperature for r in together] == [r.temperature for r in threaded[:3]]
+same and isinstance(threaded[3], Exception)
 """
     result = executor.run(code)
     assert result.status == "ok", result.error
@@ -114,7 +119,9 @@ def test_a_busy_loop_times_out_and_the_next_run_works(executor: Executor) -> Non
 
 
 def test_sigint_ignored_is_killed_after_the_grace_period(executor: Executor) -> None:
-    code = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.01)"
+    code = (
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.01)"
+    )
     started = time.monotonic()
     result = executor.run(code, timeout=1)
     assert result.status == "timeout"
