@@ -1,0 +1,51 @@
+"""The isolation layers of a worker: a library the runner calls, each layer testable on its own.
+
+The threat: the program is hostile (a model can be prompt-injected by any tool result). What it may
+read, write and reach is written down in docs/threat-model.md; this package enforces it.
+
+How the runner uses it (three processes, each with its own calls)::
+
+    zygote (pre-started, single-threaded, long-lived)
+        caps = probe()                         # once, at start; send caps.to_dict() to the kernel
+        pid = os.fork()                        # per execution
+    warden = the forked child (the pid the zygote knows)
+        os.setsid()                            # its own process group, as before
+        protections = enter_sandbox(policy, caps, keep_fds=(channel_fd,))
+        # - never returns here when a PID namespace is available: it waits for PID 1 and then exits
+        #   exactly as PID 1 did (same exit code, or killed by the same signal)
+    PID 1 of the new namespace (the child enter_sandbox forked; same process group)
+        # enter_sandbox returns here, fully confined; run the program, report protections.in_force
+        os._exit(code)                         # PID 1 ending kills every process left in the namespace
+
+Signals: SIGINT to the warden's process group reaches PID 1 as KeyboardInterrupt (Python installs a
+handler; the warden ignores SIGINT). SIGKILL to the warden (or its group) kills PID 1 through
+PR_SET_PDEATHSIG, and with it the whole namespace. SIGTERM or SIGHUP to the warden SIGKILLs PID 1. A
+signal without a handler sent to PID 1 itself is dropped by the kernel; signal the warden.
+
+Without a PID namespace, ``enter_sandbox`` confines the calling process itself and returns in it.
+
+``plan(policy, caps)`` gives the same ``Protections`` without changing anything: use it for
+``codemode doctor`` and to show in a result which layers were missing and why.
+"""
+
+from ._capabilities import Capabilities, probe
+from ._enter import enter_sandbox
+from ._errors import SandboxError
+from ._namespaces import fork_into_new_pid_namespace, kill_namespace, supervise
+from ._plan import Protections, plan
+from ._policy import DEFAULT_ENV_ALLOWLIST, SandboxPolicy, default_hidden_paths
+
+__all__ = [
+    "DEFAULT_ENV_ALLOWLIST",
+    "Capabilities",
+    "Protections",
+    "SandboxError",
+    "SandboxPolicy",
+    "default_hidden_paths",
+    "enter_sandbox",
+    "fork_into_new_pid_namespace",
+    "kill_namespace",
+    "plan",
+    "probe",
+    "supervise",
+]

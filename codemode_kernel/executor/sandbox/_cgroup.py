@@ -1,0 +1,130 @@
+"""A pids cgroup per execution: the only process bound that root cannot walk past.
+
+RLIMIT_NPROC is not checked for root, so a fork bomb run by a kernel running as root is bounded only
+by the cgroup ``pids`` controller. The execution's first process creates ``codemode-<pid>`` under the
+cgroup it already belongs to, sets ``pids.max`` and moves itself in; everything it starts inherits the
+cgroup. After the execution it moves back out and removes the directory. Directories left by processes
+that were killed before cleaning up are removed by the next execution (an empty cgroup whose owner is
+gone). The files are the same in cgroup v1 and v2; v2 needs ``pids`` delegated to our cgroup's children.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+__all__ = ["PidsCgroup", "find_pids_cgroup"]
+
+_PREFIX = "codemode-"
+
+
+def _own_cgroups() -> dict[str, str]:
+    """Map each controller name of ``/proc/self/cgroup`` (``""`` for the v2 line) to our cgroup path."""
+    found: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _hierarchy, controllers, path = line.split(":", 2)
+        for name in controllers.split(",") if controllers else [""]:
+            found[name] = path
+    return found
+
+
+def _mounts() -> list[tuple[str, str, str, str]]:
+    """(mount root, mount point, file system type, super options) of every cgroup mount."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+            unescape = fields[4].replace("\\040", " ")
+            found.append((fields[3], unescape, tail[0], tail[2]))
+    return found
+
+
+def _our_directory() -> tuple[Path | None, str]:
+    own = _own_cgroups()
+    for root, point, fstype, options in _mounts():
+        if fstype == "cgroup" and "pids" in options.split(","):
+            path = own.get("pids")
+        elif fstype == "cgroup2":
+            path = own.get("")
+        else:
+            continue
+        if path is None or not (path + "/").startswith(root.rstrip("/") + "/"):
+            continue
+        directory = Path(point) / path[len(root.rstrip("/")) :].lstrip("/")
+        if fstype == "cgroup2":
+            control = directory / "cgroup.subtree_control"
+            if "pids" not in (control.read_text().split() if control.exists() else []):
+                continue
+        return directory, ""
+    return None, "no pids controller: neither cgroup v1 'pids' nor v2 with 'pids' in cgroup.subtree_control"
+
+
+def find_pids_cgroup() -> tuple[Path | None, str]:
+    """Where per-execution pids cgroups can be made, or None and the reason; creates and removes a probe."""
+    try:
+        directory, reason = _our_directory()
+    except OSError as exc:
+        return None, f"cannot read the cgroup of this process: {exc}"
+    if directory is None:
+        return None, reason
+    probe = directory / f"{_PREFIX}probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        try:
+            if not (probe / "pids.max").exists():
+                return None, f"{directory} has no pids.max in its children"
+        finally:
+            probe.rmdir()
+    except OSError as exc:
+        return None, f"cannot create a cgroup under {directory}: {exc.strerror}"
+    return directory, ""
+
+
+class PidsCgroup:
+    """The cgroup of one execution: ``join`` in its first process, ``leave`` when the execution is over."""
+
+    def __init__(self, base: Path, max_processes: int) -> None:
+        self.base = base
+        self.max_processes = max_processes
+        self.path = base / f"{_PREFIX}{os.getpid()}"
+
+    def join(self) -> None:
+        """Create the cgroup, set ``pids.max`` and move the calling process into it."""
+        self._remove_stale()
+        self.path.mkdir(exist_ok=True)
+        (self.path / "pids.max").write_text(f"{self.max_processes}\n")
+        (self.path / "cgroup.procs").write_text(f"{os.getpid()}\n")
+
+    def leave(self) -> None:
+        """Move the calling process back to the base cgroup and remove this one (once it is empty)."""
+        with contextlib.suppress(OSError):
+            (self.base / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        for _attempt in range(50):  # processes leave the cgroup a moment after they are reaped
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.002)
+
+    def _remove_stale(self) -> None:
+        for entry in self.base.glob(f"{_PREFIX}*"):
+            owner = entry.name[len(_PREFIX) :]
+            if not owner.isdigit() or _alive(int(owner)):
+                continue
+            with contextlib.suppress(OSError):  # not empty, or removed by another execution
+                entry.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,160 @@
+"""Hidden paths through a private mount namespace: an empty, read-only view laid over each secret.
+
+Landlock allows, it cannot except: "read everything but ~/.ssh" needs the mount table. In the execution's
+own mount namespace (mounts made private first, so nothing propagates back to the host):
+
+- each hidden directory is covered by an empty read-only directory and each hidden file by an empty
+  read-only file, both from a small staging tmpfs;
+- every directory between a writable root and a hidden path inside it becomes a mount point of its own
+  (a bind onto itself). Without that, renaming ``.vscode`` away and writing a new ``.vscode/mcp.json``
+  would replace a config file the kernel reads, because a rename carries the mount off with the old name;
+- a hidden path that does not exist yet cannot be covered: if its nearest existing directory lies inside
+  a writable root, that directory is made read-only, unless it is the root itself (then it is reported);
+- ``/proc`` is mounted afresh for the new PID namespace, so ``/proc/<pid>/root`` of processes outside
+  (the kernel's view of the file system, hidden paths included) is out of reach; without a PID namespace
+  ``/proc`` is covered instead. ``/proc/sys`` is made read-only;
+- ``/dev/shm`` becomes a private tmpfs capped at the memory limit, so it neither reaches other processes
+  nor grows past what RLIMIT_AS would allow.
+
+Once capabilities are dropped and the seccomp filter is in, the code can neither unmount nor remount.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._libc import MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, mount
+
+__all__ = ["HiddenPathsReport", "HidingPlan", "hide_paths", "plan_hiding"]
+
+_MS_NOATIME = 0x400
+_MS_NODIRATIME = 0x800
+_MS_RELATIME = 0x200000
+_ST_TO_MS = (
+    (os.ST_NOSUID, MS_NOSUID),
+    (os.ST_NODEV, MS_NODEV),
+    (os.ST_NOEXEC, MS_NOEXEC),
+    (os.ST_NOATIME, _MS_NOATIME),
+    (os.ST_NODIRATIME, _MS_NODIRATIME),
+    (os.ST_RELATIME, _MS_RELATIME),
+)
+_STAGING = "/proc"  # covered by the new /proc afterwards, so the staging tmpfs never shows
+_SAFE = MS_NOSUID | MS_NODEV | MS_NOEXEC
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _locked_flags(path: Path) -> int:
+    """The flags of the mount under ``path`` that a remount in a user namespace must keep."""
+    flags = os.statvfs(path).f_flag
+    return sum(ms for st, ms in _ST_TO_MS if flags & st)
+
+
+def _bind(source: Path | str, target: Path | str, *, read_only: bool, recursive: bool = False) -> None:
+    mount(str(source), str(target), None, MS_BIND | (MS_REC if recursive else 0))
+    if read_only:
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY | _locked_flags(Path(target))
+        mount(None, str(target), None, flags)
+
+
+def _nearest_existing(path: Path) -> Path:
+    for parent in path.parents:
+        if parent.exists():
+            return parent
+    return Path("/")
+
+
+@dataclass(frozen=True)
+class HidingPlan:
+    """Hidden paths sorted by treatment: cover, pin (bind onto itself), make read-only; and the gaps."""
+
+    cover: tuple[Path, ...]
+    pin: tuple[Path, ...]
+    read_only: tuple[Path, ...]
+    warnings: tuple[str, ...]
+
+
+def plan_hiding(hidden: Iterable[Path], writable: Iterable[Path]) -> HidingPlan:
+    """Decide, without changing anything, how each hidden path is protected (see the module docstring)."""
+    roots = tuple(Path(os.path.realpath(p)) for p in writable)
+    cover: list[Path] = []
+    pin: set[Path] = set()
+    read_only: set[Path] = set()
+    warnings: list[str] = []
+    for path in hidden:
+        inner = [root for root in roots if _within(root, path)]
+        if inner:
+            warnings.append(f"{path} is not hidden: it contains the writable path {inner[0]}")
+            continue
+        around = [root for root in roots if _within(path, root)]
+        if os.path.lexists(path):
+            cover.append(path)
+            for root in around:
+                pin.update(p for p in path.parents if root in p.parents)
+            continue
+        existing = _nearest_existing(path)
+        for root in around:
+            if existing == root:
+                warnings.append(
+                    f"{path} does not exist and could be created (its directory {root} is writable)"
+                )
+            elif _within(existing, root):
+                read_only.add(existing)
+                pin.update(p for p in existing.parents if root in p.parents)
+    by_depth = lambda p: (len(p.parts), p)  # noqa: E731
+    return HidingPlan(
+        tuple(cover),
+        tuple(sorted(pin - read_only, key=by_depth)),
+        tuple(sorted(read_only, key=by_depth)),
+        tuple(warnings),
+    )
+
+
+@dataclass(frozen=True)
+class HiddenPathsReport:
+    """What ``hide_paths`` did, and the private ``/dev/shm`` it mounted (a writable root for Landlock)."""
+
+    plan: HidingPlan
+    shm: Path | None
+
+
+def hide_paths(
+    hidden: Iterable[Path], writable: tuple[Path, ...], *, fresh_proc: bool, shm_mb: int | None
+) -> HiddenPathsReport:
+    """In a new mount namespace (and, for ``fresh_proc``, as PID 1 of a new PID namespace): apply the above.
+
+    ``hidden`` and ``writable`` must be absolute with symlinks resolved. Raises OSError when a mount
+    fails; the caller turns that into a SandboxError for the layer.
+    """
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    hiding = plan_hiding(hidden, writable)
+
+    # Pins first, outermost first, so that no later bind hides a cover made earlier.
+    for directory in sorted(hiding.pin + hiding.read_only, key=lambda p: len(p.parts)):
+        _bind(directory, directory, read_only=directory in hiding.read_only, recursive=True)
+
+    mount("tmpfs", _STAGING, "tmpfs", _SAFE, "size=16k,nr_inodes=8,mode=0755")
+    empty_dir, empty_file = Path(_STAGING, "d"), Path(_STAGING, "f")
+    empty_dir.mkdir(mode=0o555)
+    os.close(os.open(empty_file, os.O_CREAT | os.O_WRONLY, 0o444))
+    mount(None, _STAGING, None, MS_REMOUNT | MS_RDONLY | _SAFE)
+    for path in hiding.cover:
+        source = empty_dir if path.is_dir() and not path.is_symlink() else empty_file
+        _bind(source, path, read_only=True)
+
+    if fresh_proc:
+        mount("proc", "/proc", "proc", _SAFE)
+        _bind("/proc/sys", "/proc/sys", read_only=True, recursive=True)
+    else:
+        _bind(empty_dir, "/proc", read_only=True)
+
+    shm = Path("/dev/shm")
+    if shm.is_dir():
+        size = f",size={shm_mb}m" if shm_mb else ""
+        mount("tmpfs", str(shm), "tmpfs", _SAFE, f"mode=1777{size}")
+    return HiddenPathsReport(hiding, shm if shm.is_dir() else None)

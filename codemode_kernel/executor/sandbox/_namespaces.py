@@ -1,0 +1,146 @@
+"""User, mount, network and PID namespaces, and the two processes a PID namespace needs.
+
+A new PID namespace applies to the children of the process that creates it, so an execution is two
+processes: the *warden*, which the zygote forked and which unshares the namespaces, and its child, PID 1
+of the new namespace, which runs the program. When PID 1 ends, by exiting or by SIGKILL, the kernel kills
+every process left in the namespace, including those that called setsid and forked twice: nothing
+outlives the execution. PID 1 gets SIGKILL when the warden dies (PR_SET_PDEATHSIG; the seccomp layer stops
+the program from clearing it), and the warden ends as PID 1 ended, so the zygote and the runner only ever
+deal with the warden, the process they forked.
+
+As root the namespaces are created directly. Otherwise a user namespace comes first, mapping only our
+own uid and gid (so files keep their owners); the process holds every capability inside it until the
+privileges layer drops them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+from collections.abc import Callable
+from typing import NoReturn
+
+from ._libc import CLONE_NEWPID, CLONE_NEWUSER, prctl, unshare
+
+__all__ = ["fork_into_new_pid_namespace", "kill_namespace", "supervise", "unshare_namespaces"]
+
+PR_SET_PDEATHSIG = 1
+
+_namespace_init = False
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def unshare_namespaces(flags: int, *, user_namespace: bool) -> None:
+    """Enter new namespaces (``CLONE_NEW*`` flags); with ``user_namespace``, a user namespace as well.
+
+    In a user namespace the process keeps its uid and gid (a one-to-one map); ``setgroups`` must be
+    denied before an unprivileged process may write its gid map. Changes the calling process for good:
+    call it in a process made for one execution, never in the zygote.
+    """
+    uid, gid = os.getuid(), os.getgid()
+    unshare(flags | (CLONE_NEWUSER if user_namespace else 0))
+    if user_namespace:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
+
+
+def fork_into_new_pid_namespace(*, user_namespace: bool = False, extra_flags: int = 0) -> tuple[int, int]:
+    """Unshare a PID namespace (plus ``extra_flags``) and fork: the child is PID 1 of the new namespace.
+
+    Returns ``(0, -1)`` in the child and ``(child_pid, lifeline)`` in the parent, where ``lifeline`` is
+    a pipe end the parent keeps open for as long as it lives (``supervise`` does). The child has
+    PR_SET_PDEATHSIG set to SIGKILL, and exits at once if the parent died before that was in place.
+    """
+    global _namespace_init
+    unshare_namespaces(CLONE_NEWPID | extra_flags, user_namespace=user_namespace)
+    lifeline_read, lifeline = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(lifeline_read)
+        return pid, lifeline
+    os.close(lifeline)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    # The parent may have died between fork and prctl; its end of the pipe closes with it.
+    if select.select([lifeline_read], [], [], 0)[0]:
+        os._exit(1)
+    os.close(lifeline_read)
+    _namespace_init = True
+    return 0, -1
+
+
+def supervise(child: int, *, keep_fd: int, on_exit: Callable[[], None] | None = None) -> NoReturn:
+    """Be the warden: wait for PID 1 of the namespace, then end exactly as it ended.
+
+    The warden drops every file descriptor but ``keep_fd`` (so the runner's pipes see end-of-file when
+    the program's end closes them), ignores SIGINT (it reaches PID 1 through the process group), and
+    turns SIGTERM or SIGHUP into SIGKILL of PID 1 (PID 1 of a namespace ignores signals it has no handler
+    for). ``on_exit`` runs after PID 1 is gone, before the warden exits (the cgroup cleanup).
+    """
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, _fd_limit())
+
+    def kill_child(_signum: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, kill_child)
+    signal.signal(signal.SIGHUP, kill_child)
+    status = 0
+    try:
+        _, status = os.waitpid(child, 0)
+    except ChildProcessError:
+        status = 1 << 8
+    if on_exit is not None:
+        with contextlib.suppress(Exception):
+            on_exit()
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
+def kill_namespace() -> int:
+    """In PID 1 of a namespace made here: SIGKILL every other process in it and reap them.
+
+    For a session that keeps PID 1 between executions: what one execution started does not survive
+    into the next. Returns how many processes were reaped. Refuses anywhere else, because ``kill(-1)``
+    outside a fresh namespace would signal every process the caller may signal.
+    """
+    if not _namespace_init or os.getpid() != 1:
+        raise RuntimeError("kill_namespace() runs only in PID 1 of a namespace made by this module")
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(-1, signal.SIGKILL)
+    reaped = 0
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return reaped
+        reaped += 1
+
+
+def _fd_limit() -> int:
+    try:
+        return os.sysconf("SC_OPEN_MAX")
+    except (ValueError, OSError):
+        return 65536

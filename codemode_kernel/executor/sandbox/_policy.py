@@ -1,0 +1,144 @@
+"""What one execution may do: the paths it writes, the paths it must not see, its limits and environment.
+
+A policy is plain data, built in the kernel from the ``codeMode.sandbox`` settings and sent to the
+pre-started process; nothing here touches the system. Defaults are the safe side: no network, writes
+only to the workspace and the private temp dir, the usual secret stores under the home hidden.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "ALWAYS_HIDDEN_IN_WORKSPACE",
+    "DEFAULT_ENV_ALLOWLIST",
+    "DEFAULT_EXTRA_ENV",
+    "DEFAULT_HIDDEN_IN_WORKSPACE",
+    "SandboxPolicy",
+    "default_hidden_paths",
+]
+
+HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".pypirc",
+    ".npmrc",
+    ".password-store",
+    ".local/share/keyrings",
+    ".config/codemode",
+    ".claude.json",
+    ".claude",
+    ".cursor",
+    ".codeium",
+    ".config/Claude",
+    ".config/Code/User",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+)
+"""Under the home: keys, cloud and registry credentials, other MCP clients' configs (they hold API keys
+in ``env``), codemode's own config and trust store, and shell histories (people paste tokens)."""
+
+SYSTEM_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd", "/run/podman", "/run/user")
+"""Unix sockets are file-system objects, so a network namespace does not cut them off; the container
+daemons' sockets hand out root on the host, and ``/run/user/<uid>`` holds the session bus and agents."""
+
+ALWAYS_HIDDEN_IN_WORKSPACE = (".codemode",)
+"""The artifact store and the kernel's state: the worker reaches artifacts only through the channel."""
+
+DEFAULT_HIDDEN_IN_WORKSPACE = (".env",)
+"""Project secrets by convention; a config's ``envFile`` is added to ``hidden`` by the kernel."""
+
+DEFAULT_ENV_ALLOWLIST = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TERM",
+    "USER",
+    "LOGNAME",
+    "PYTHONHASHSEED",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
+    "PYTHONDONTWRITEBYTECODE",
+    "NO_COLOR",
+)
+"""Names kept from the environment (``*`` only as a final wildcard). Nothing that names a secret or a
+loader hook (``LD_PRELOAD``, ``PYTHONPATH``): the program was imported already and needs none."""
+
+DEFAULT_EXTRA_ENV = (("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1"))
+"""Thread pools of numeric libraries reserve address space per thread, which RLIMIT_AS counts."""
+
+
+def default_hidden_paths(home: Path | None = None) -> tuple[Path, ...]:
+    """The secret stores under ``home`` (the current user's by default) and the system sockets to hide."""
+    base = Path(home) if home is not None else Path(os.path.expanduser("~"))
+    return tuple(base / name for name in HOME_SECRETS) + tuple(Path(p) for p in SYSTEM_SOCKETS)
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """The rules for one execution; every path should be absolute (relative ones resolve from the cwd).
+
+    Attributes:
+        workspace: the project directory: readable and writable, and the worker's cwd.
+        tmp_dir: the private temp dir the runner created for this execution: writable, and what
+            ``HOME``, ``TMPDIR``, ``TEMP`` and ``TMP`` point at (so libraries that cache under the home
+            work without touching the real one). None keeps ``HOME`` as the allow-list says.
+        writable: more directories (or files) the code may change.
+        hidden: files and directories the code may neither read nor change: config files and their
+            ``envFile``, the trust store, secrets under the home (``default_hidden_paths()``).
+        hidden_in_workspace: names under the workspace hidden as well (``.codemode`` always is).
+        network: allow the network (no network namespace, no Landlock TCP rules, sockets allowed).
+        memory_mb: RLIMIT_AS, the address space (not resident memory) in MiB; None for no limit.
+        cpu_seconds: RLIMIT_CPU in seconds of CPU time (SIGXCPU, then SIGKILL one second later).
+        file_size_mb: RLIMIT_FSIZE, the largest file the code may write, in MiB.
+        open_files: RLIMIT_NOFILE.
+        max_processes: processes and threads at once, the worker included.
+        env_allowlist: environment variable names kept (``LC_*`` style wildcards allowed).
+        extra_env: variables set in the worker after scrubbing.
+        no_new_privs: PR_SET_NO_NEW_PRIVS: setuid binaries gain nothing (needed by Landlock and
+            seccomp for an unprivileged process).
+    """
+
+    workspace: Path
+    tmp_dir: Path | None = None
+    writable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = field(default_factory=default_hidden_paths)
+    hidden_in_workspace: tuple[str, ...] = DEFAULT_HIDDEN_IN_WORKSPACE
+    network: bool = False
+    memory_mb: int | None = 1024
+    cpu_seconds: int | None = 60
+    file_size_mb: int | None = 256
+    open_files: int | None = 256
+    max_processes: int | None = 64
+    env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST
+    extra_env: tuple[tuple[str, str], ...] = DEFAULT_EXTRA_ENV
+    no_new_privs: bool = True
+
+    def writable_paths(self) -> tuple[Path, ...]:
+        """The workspace, the private temp dir and ``writable``, absolute, in that order."""
+        paths = [self.workspace, *([self.tmp_dir] if self.tmp_dir is not None else []), *self.writable]
+        return tuple(Path(os.path.abspath(p)) for p in paths)
+
+    def hidden_paths(self) -> tuple[Path, ...]:
+        """Every hidden path, absolute and with symlinks resolved, without duplicates."""
+        workspace = Path(os.path.abspath(self.workspace))
+        names = (*ALWAYS_HIDDEN_IN_WORKSPACE, *self.hidden_in_workspace)
+        candidates = [*self.hidden, *(workspace / name for name in names)]
+        seen: dict[Path, None] = {}
+        for path in candidates:
+            seen.setdefault(Path(os.path.realpath(path)), None)
+        return tuple(seen)
