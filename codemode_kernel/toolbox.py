@@ -19,7 +19,6 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from .config import Config, load_config, resolve_code_mode
-from .errors import ToolNameCollisionError
 from .hub import ServerStatus, ToolHub
 from .results import decode_result
 from .typegen import (
@@ -132,20 +131,20 @@ class Toolbox:
         Raises:
             ToolNameCollisionError: two tools map to one Python name; nothing stays connected.
         """
-        self.hub.start()
         try:
+            self.hub.start()
             self._rebuild()
-        except ToolNameCollisionError:
+        except BaseException:  # a collision, or an interrupt while connecting: leave nothing running
             self.hub.close()
             raise
         return self
 
     async def astart(self) -> Toolbox:
         """Async twin of ``start``."""
-        await self.hub.astart()
         try:
+            await self.hub.astart()
             self._rebuild()
-        except ToolNameCollisionError:
+        except BaseException:
             await self.hub.aclose()
             raise
         return self
