@@ -17,7 +17,7 @@ import signal
 import socket
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import CodeModeError
 from ..toolbox import Toolbox
 from .protocol import ProtocolError, encode_frame, read_frame_async
+from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
 from .values import encode_inputs
 from .zygote_client import WorkerExit, Zygote, ZygoteError
@@ -34,6 +35,9 @@ __all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Ex
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 30.0, 1.0, 300.0
 DEFAULT_GRACE = 5.0
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
+_PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
+_REPLAYABLE = ("ok", "tool_error", "invalid_arguments", "timeout", "server_error")
+_ERROR_FOR_STATUS = {"invalid_arguments": "ToolArgumentError", "timeout": "ToolTimeoutError"}
 
 
 @dataclass
@@ -50,6 +54,10 @@ class _Execution:
     calls: set[asyncio.Task[None]] = field(default_factory=set)
     done: dict[str, Any] | None = None
     broken: str | None = None
+    book: ReplayBook | None = None
+    pending_mode: bool = False
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def output(self, stream: str, data: str) -> None:
         room = self.max_output - self.output_size
@@ -116,21 +124,49 @@ class Executor:
     # -- running ----------------------------------------------------------------------------------
 
     def run(
-        self, code: str, *, timeout: float | None = None, inputs: Mapping[str, Any] | None = None
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        replay: Sequence[Mapping[str, Any]] | None = None,
+        pending: bool = False,
     ) -> ExecutionResult:
-        """Run ``code`` and return its ExecutionResult; blocks (an interrupt stops the worker)."""
-        return self.toolbox.hub.loop_thread.run(self._run(code, timeout, inputs))
+        """Run ``code`` and return its ExecutionResult; blocks (an interrupt stops the worker).
+
+        Args:
+            code: the program, as written (Markdown fences and a ``%%codemode`` line are tolerated).
+            timeout: seconds, 1 to 300 (default: the executor's, 30).
+            inputs: globals for the program, sent as data (JSON, bytes, DataFrames, arrays).
+            replay: tool calls recorded by an earlier run (``result.tool_calls``): they are answered
+                from this record and no server is called.
+            pending: with ``replay``, a call missing from the record stops the run with status
+                ``pending`` (listing every call the program waits on) instead of failing it.
+        """
+        return self.toolbox.hub.loop_thread.run(self._run(code, timeout, inputs, replay, pending))
 
     async def arun(
-        self, code: str, *, timeout: float | None = None, inputs: Mapping[str, Any] | None = None
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        replay: Sequence[Mapping[str, Any]] | None = None,
+        pending: bool = False,
     ) -> ExecutionResult:
         """Async twin of ``run``, awaitable from any event loop."""
-        return await self.toolbox.hub.loop_thread.run_async(self._run(code, timeout, inputs))
+        return await self.toolbox.hub.loop_thread.run_async(self._run(code, timeout, inputs, replay, pending))
 
     async def _run(
-        self, code: str, timeout: float | None, inputs: Mapping[str, Any] | None
+        self,
+        code: str,
+        timeout: float | None,
+        inputs: Mapping[str, Any] | None,
+        replay: Sequence[Mapping[str, Any]] | None,
+        pending: bool,
     ) -> ExecutionResult:
         limit = _check_timeout(timeout if timeout is not None else self.timeout)
+        book = ReplayBook(replay) if replay is not None else None
         execution_id = uuid.uuid4().hex[:12]
         started = time.monotonic()
         encoded_inputs = encode_inputs(inputs or {})
@@ -147,7 +183,9 @@ class Executor:
         finally:
             theirs.close()
         reader, writer = await asyncio.open_unix_connection(sock=ours, limit=1 << 20)
-        state = _Execution(execution_id, writer, self.max_output_bytes)
+        state = _Execution(
+            execution_id, writer, self.max_output_bytes, book=book, pending_mode=pending and book is not None
+        )
         status: ExecutionStatus
         error: dict[str, Any] | None = None
         try:
@@ -162,12 +200,17 @@ class Executor:
             )
             serve = asyncio.ensure_future(self._serve(reader, state))
             try:
-                await asyncio.wait_for(asyncio.shield(serve), limit)
+                stopped_pending = await self._wait(serve, state, limit)
             except TimeoutError:
                 await self._stop(pid, serve, exited)
                 status, error = "timeout", _timeout_error(limit)
             else:
-                status, error = await self._classify(state, pid, exited)
+                if stopped_pending:
+                    serve.cancel()
+                    _kill_group(pid, signal.SIGKILL)
+                    status, error = "pending", None
+                else:
+                    status, error = await self._classify(state, pid, exited)
         except asyncio.CancelledError:
             # Interrupted (a kernel interrupt, or the caller gave up): the worker goes the same way.
             with contextlib.suppress(BaseException):
@@ -191,7 +234,38 @@ class Executor:
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
             protections=["process_group"],
+            pending_calls=[{k: c[k] for k in ("server", "tool", "arguments")} for c in state.pending],
         )
+
+    async def _wait(self, serve: asyncio.Future[None], state: _Execution, limit: float) -> bool:
+        """Wait for the channel to end; True when the program is blocked on pending (unrecorded) calls.
+
+        A parallel batch sends all its calls before it blocks, so pending calls are collected until none
+        has arrived for a moment, and the run then stops with every one of them.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise TimeoutError
+            if state.pending:
+                seen = len(state.pending)
+                await asyncio.wait({serve}, timeout=min(_PENDING_QUIET, remaining))
+                if serve.done():
+                    return False
+                if len(state.pending) == seen:
+                    return True
+                continue
+            state.pending_changed.clear()
+            changed = asyncio.ensure_future(state.pending_changed.wait())
+            waiters: set[asyncio.Future[Any]] = {serve, changed}
+            done, _ = await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            changed.cancel()
+            if serve in done:
+                return False
+            if not done:
+                raise TimeoutError
 
     async def _serve(self, reader: asyncio.StreamReader, state: _Execution) -> None:
         """Read the worker's frames until ``done``, end of channel, or a broken frame."""
@@ -221,12 +295,65 @@ class Executor:
         arguments = message.get("arguments")
         if not isinstance(arguments, dict):
             arguments = {}
+        if state.book is not None:
+            self._replay_call(state, call_id, server, tool, arguments)
+            return
         try:
             result = await hub.acall(server, tool, arguments, execution_id=state.execution_id)
         except CodeModeError as exc:
             state.reply({"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, tool)})
             return
         state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
+
+    def _replay_call(
+        self, state: _Execution, call_id: Any, server: str, tool: str, arguments: dict[str, Any]
+    ) -> None:
+        """Answer a call from the record (and log it as replayed), or leave it pending, or fail it."""
+        assert state.book is not None
+        recorded = state.book.answer(tool, arguments)
+        log = self.toolbox.hub.call_log
+        if recorded is None:
+            if state.pending_mode:
+                state.pending.append({"id": call_id, "server": server, "tool": tool, "arguments": arguments})
+                state.pending_changed.set()
+                return
+            message = f"replay diverged: no recorded result for {describe_call(tool, arguments)}"
+            record = log.start(server, tool, arguments, execution_id=state.execution_id)
+            log.finish(record, "server_error", error=message)
+            state.reply(
+                {
+                    "type": "tool_result",
+                    "id": call_id,
+                    "ok": False,
+                    "error": {"type": "ServerError", "message": message, "server": server},
+                }
+            )
+            return
+        status = recorded.get("status", "ok")
+        record = log.start(server, tool, arguments, execution_id=state.execution_id)
+        log.finish(
+            record,
+            status if status in _REPLAYABLE else "server_error",
+            result=recorded.get("result"),
+            error=recorded.get("error"),
+            warnings=("replayed from the record; no server was called",),
+        )
+        if status in ("ok", "tool_error") and isinstance(recorded.get("result"), dict):
+            state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": recorded["result"]})
+        else:
+            error_type = _ERROR_FOR_STATUS.get(str(status), "ServerError")
+            state.reply(
+                {
+                    "type": "tool_result",
+                    "id": call_id,
+                    "ok": False,
+                    "error": {
+                        "type": error_type,
+                        "message": str(recorded.get("error") or status),
+                        "tool": tool,
+                    },
+                }
+            )
 
     async def _classify(
         self, state: _Execution, pid: int, exited: asyncio.Future[WorkerExit]

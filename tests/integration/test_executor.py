@@ -162,3 +162,51 @@ def test_result_record_is_json(executor: Executor) -> None:
     record = executor.run('print("x")\n{"a": [1, 2]}').to_dict()
     assert json.loads(json.dumps(record))["value"] == {"kind": "json", "data": {"a": [1, 2]}}
     assert record["timeout_s"] == 30 and record["status"] == "ok" and record["protections"]
+
+
+REPLAY_PROGRAM = """
+cities = ["Paris", "Tokyo", "Cairo"]
+temps = parallel([lambda c=c: get_weather(city=c, unit="celsius").temperature for c in cities])
+print(read_file(path="cities.txt").splitlines()[0])
+temps
+"""
+
+
+def test_replay_answers_from_the_record_without_touching_servers(executor: Executor) -> None:
+    first = executor.run(REPLAY_PROGRAM)
+    assert first.status == "ok", first.error
+    calls_before = len(executor.toolbox.hub.call_log.records())
+    replayed = executor.run(REPLAY_PROGRAM, replay=list(reversed(first.tool_calls)))  # any order
+    assert replayed.status == "ok", replayed.error
+    assert replayed.value == first.value and replayed.stdout == first.stdout
+    new_records = executor.toolbox.hub.call_log.records()[calls_before:]
+    assert len(new_records) == 4 and all("replayed" in r.warnings[0] for r in new_records)
+
+
+def test_replay_that_diverges_fails_with_the_missing_call(executor: Executor) -> None:
+    first = executor.run('get_weather(city="Oslo", unit="celsius").temperature')
+    result = executor.run('get_weather(city="Bergen", unit="celsius").temperature', replay=first.tool_calls)
+    assert result.status == "error" and result.error is not None
+    assert (
+        "replay diverged: no recorded result for get_weather(city='Bergen', unit='celsius')"
+        in result.error["message"]
+    )
+
+
+def test_pending_mode_stops_at_every_unanswered_call_and_resumes(executor: Executor) -> None:
+    record: list[dict] = []
+    rounds = 0
+    while True:
+        rounds += 1
+        result = executor.run(REPLAY_PROGRAM, replay=record, pending=True)
+        if result.status != "pending":
+            break
+        assert result.pending_calls, "a pending run must say what it waits on"
+        for call in result.pending_calls:  # the tool owner runs them
+            fn = executor.toolbox.tools[f"{call['server']}/{call['tool']}"]
+            fn(**call["arguments"])
+            record.append(executor.toolbox.hub.call_log.records()[-1].to_json())
+        assert rounds < 5
+    assert result.status == "ok", result.error
+    assert rounds == 3  # the parallel batch of three at once, then read_file, then done
+    assert result.value is not None and len(result.value["data"]) == 3
