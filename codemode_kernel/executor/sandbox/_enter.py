@@ -87,7 +87,12 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
             "pid_namespace", fork_into_new_pid_namespace, user_namespace=user_namespace, extra_flags=flags
         )
         if pid:
-            supervise(pid, keep_fd=lifeline, on_exit=cgroup.leave if cgroup else None)
+            supervise(
+                pid,
+                keep_fd=lifeline,
+                on_exit=cgroup.leave if cgroup else None,
+                cpu_seconds=policy.cpu_seconds,
+            )
     elif flags or user_namespace:
         _layer("namespaces", unshare_namespaces, flags, user_namespace=user_namespace)
 
@@ -139,4 +144,4 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
         _layer("capabilities_dropped", drop_capabilities)
         if effective_capabilities() != 0:
             raise SandboxError("capabilities_dropped", "capabilities remain after capset")
-    return Protections(protections.in_force, protections.not_in_force, protections.warnings)
+    return protections

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import select
 import signal
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from ._libc import CLONE_NEWPID, CLONE_NEWUSER, prctl, unshare
 __all__ = ["fork_into_new_pid_namespace", "kill_namespace", "supervise", "unshare_namespaces"]
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 
 _namespace_init = False
 
@@ -47,6 +49,10 @@ def unshare_namespaces(flags: int, *, user_namespace: bool) -> None:
     call it in a process made for one execution, never in the zygote.
     """
     uid, gid = os.getuid(), os.getgid()
+    if user_namespace:
+        # A process that changed its uid is not dumpable, and its /proc/self files then belong to root:
+        # it could not write its own id maps.
+        prctl(PR_SET_DUMPABLE, 1)
     unshare(flags | (CLONE_NEWUSER if user_namespace else 0))
     if user_namespace:
         _write("/proc/self/setgroups", "deny")
@@ -78,13 +84,19 @@ def fork_into_new_pid_namespace(*, user_namespace: bool = False, extra_flags: in
     return 0, -1
 
 
-def supervise(child: int, *, keep_fd: int, on_exit: Callable[[], None] | None = None) -> NoReturn:
+def supervise(
+    child: int, *, keep_fd: int, on_exit: Callable[[], None] | None = None, cpu_seconds: int | None = None
+) -> NoReturn:
     """Be the warden: wait for PID 1 of the namespace, then end exactly as it ended.
 
     The warden drops every file descriptor but ``keep_fd`` (so the runner's pipes see end-of-file when
     the program's end closes them), ignores SIGINT (it reaches PID 1 through the process group), and
     turns SIGTERM or SIGHUP into SIGKILL of PID 1 (PID 1 of a namespace ignores signals it has no handler
     for). ``on_exit`` runs after PID 1 is gone, before the warden exits (the cgroup cleanup).
+
+    PID 1 ignores even the SIGXCPU of its own RLIMIT_CPU (the kernel drops default-action signals to a
+    namespace's init) and is killed by the SIGKILL at the hard limit; when it used ``cpu_seconds`` of
+    CPU or more, the warden ends with SIGXCPU, so the runner sees the same cause as without a namespace.
     """
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -99,24 +111,25 @@ def supervise(child: int, *, keep_fd: int, on_exit: Callable[[], None] | None = 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, kill_child)
     signal.signal(signal.SIGHUP, kill_child)
-    status = 0
     try:
-        _, status = os.waitpid(child, 0)
+        _, status, usage = os.wait4(child, 0)
     except ChildProcessError:
-        status = 1 << 8
+        os._exit(1)
     if on_exit is not None:
         with contextlib.suppress(Exception):
             on_exit()
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if not os.WIFSIGNALED(status):
+        os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+    number = os.WTERMSIG(status)
+    used = usage.ru_utime + usage.ru_stime
+    if number == signal.SIGKILL and cpu_seconds is not None and used >= cpu_seconds:
+        number = signal.SIGXCPU
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if number not in (signal.SIGKILL, signal.SIGSTOP):
         signal.signal(number, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
-        os.kill(os.getpid(), number)
-        os._exit(128 + number)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+    os.kill(os.getpid(), number)
+    os._exit(128 + number)
 
 
 def kill_namespace() -> int:

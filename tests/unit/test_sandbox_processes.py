@@ -1,0 +1,203 @@
+"""No process outlives its execution, the number of processes is bounded (also for root), signals work."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+from test_sandbox_harness import (
+    Dirs,
+    Reporter,
+    dirs_fixture,  # noqa: F401
+    identity_fixture,  # noqa: F401
+    processes_named,
+    run,
+    sandboxed,
+    set_process_name,
+    wait_until_gone,
+)
+
+from codemode_kernel.executor.sandbox import fork_into_new_pid_namespace, plan, probe, supervise
+
+
+def _tag() -> str:
+    return "cm" + uuid.uuid4().hex[:12]
+
+
+def _orphan_after_setsid_and_double_fork(reporter: Reporter, tag: str) -> None:
+    """The classic escape from a process group: a grandchild in a session of its own, reparented."""
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        if os.fork() == 0:
+            set_process_name(tag)
+            time.sleep(60)
+        os._exit(0)
+    os.waitpid(child, 0)
+    deadline = time.monotonic() + 2
+    while not processes_named(tag) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    reporter.ready()
+
+
+@pytest.mark.parametrize("ending", ["pid1_exits", "warden_killed"])
+def test_setsid_and_double_fork_leave_nothing_running(dirs: Dirs, identity: str, ending: str) -> None:
+    tag = _tag()
+    seen: list[int] = []
+
+    def on_ready(pid: int, _details: dict[str, Any]) -> None:
+        seen.extend(processes_named(tag))  # the orphan, by its pid out here
+        if ending == "warden_killed":
+            os.killpg(pid, signal.SIGKILL)  # what the runner does at the deadline
+
+    def body(reporter: Reporter) -> str:
+        _orphan_after_setsid_and_double_fork(reporter, tag)
+        if ending == "warden_killed":
+            time.sleep(30)
+        return "pid 1 exits"
+
+    outcome = run(body, identity=identity, setup=sandboxed(dirs.policy()), on_ready=on_ready)
+    assert "pid_namespace" in outcome.protections, outcome.protections.missing()
+    assert len(seen) == 1, "the orphan was not running before the end: the test proves nothing"
+    assert wait_until_gone(seen) == [], f"{tag} outlived its execution"
+    assert processes_named(tag) == []
+    assert outcome.elapsed < 5
+
+
+def test_the_pid_namespace_layer_alone_kills_the_orphan(identity: str) -> None:
+    """``fork_into_new_pid_namespace`` + ``supervise`` without any other layer: the runner's helper."""
+    tag = _tag()
+    seen: list[int] = []
+
+    def setup(keep_fds: tuple[int, ...]) -> None:
+        pid, lifeline = fork_into_new_pid_namespace(user_namespace=os.getuid() != 0)
+        if pid:
+            supervise(pid, keep_fd=lifeline)  # closes the harness's pipes in the warden
+
+    def body(reporter: Reporter) -> dict[str, Any]:
+        _orphan_after_setsid_and_double_fork(reporter, tag)
+        return {"pid": os.getpid()}
+
+    outcome = run(
+        body, identity=identity, setup=setup, on_ready=lambda _p, _d: seen.extend(processes_named(tag))
+    )
+    assert outcome.result == {"pid": 1}
+    assert outcome.exit_code == 0
+    assert len(seen) == 1
+    assert wait_until_gone(seen) == []
+
+
+def test_the_warden_ends_as_pid_1_ended(dirs: Dirs, identity: str) -> None:
+    def body(_reporter: Reporter) -> None:
+        os._exit(7)
+
+    outcome = run(body, identity=identity, setup=sandboxed(dirs.policy()))
+    assert outcome.exit_code == 7
+
+
+def test_sigint_to_the_process_group_reaches_pid_1_as_keyboard_interrupt(dirs: Dirs, identity: str) -> None:
+    def body(reporter: Reporter) -> str:
+        try:
+            reporter.ready()
+            time.sleep(10)
+        except KeyboardInterrupt:
+            return "interrupted"
+        return "slept"
+
+    outcome = run(
+        body,
+        identity=identity,
+        setup=sandboxed(dirs.policy()),
+        on_ready=lambda pid, _d: os.killpg(pid, signal.SIGINT),
+    )
+    assert outcome.result == "interrupted"
+    assert outcome.elapsed < 5
+
+
+def test_sigterm_to_the_warden_kills_the_execution(dirs: Dirs, identity: str) -> None:
+    def body(reporter: Reporter) -> None:
+        reporter.ready()
+        time.sleep(10)
+
+    outcome = run(
+        body,
+        identity=identity,
+        setup=sandboxed(dirs.policy()),
+        on_ready=lambda pid, _d: os.kill(pid, signal.SIGTERM),
+    )
+    assert outcome.signal == signal.SIGKILL
+    assert outcome.elapsed < 5
+
+
+def _bomb(tag: str, seconds: float) -> NoReturn:
+    """In every bomb process: fork as fast as possible for ``seconds`` (children too), then linger."""
+    set_process_name(tag)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if os.fork() == 0:
+                _bomb(tag, seconds)
+        except OSError:
+            time.sleep(0.005)
+    time.sleep(60)
+    os._exit(0)
+
+
+def _fork_bomb(reporter: Reporter, tag: str, seconds: float) -> dict[str, Any]:
+    """PID 1 starts the bomb, keeps forking itself, then counts the processes in its namespace."""
+    refused = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if os.fork() == 0:
+                _bomb(tag, seconds)
+        except OSError:
+            refused += 1
+            time.sleep(0.005)
+    visible = [p for p in os.listdir("/proc") if p.isdigit()]
+    reporter.ready()
+    return {"refused": refused, "processes": len(visible), "pid": os.getpid()}
+
+
+def test_a_fork_bomb_is_bounded_and_cleaned_up(dirs: Dirs, identity: str) -> None:
+    tag = _tag()
+    limit = 20
+    seen: list[int] = []
+    outcome = run(
+        lambda reporter: _fork_bomb(reporter, tag, 0.5),
+        identity=identity,
+        setup=sandboxed(dirs.policy(max_processes=limit)),
+        on_ready=lambda _p, _d: seen.extend(processes_named(tag)),
+        timeout=8,
+    )
+    layers = outcome.protections
+    bound = [layer for layer in layers.in_force if layer.startswith("max_processes:")]
+    assert bound, f"no process bound in force: {layers.missing()}"
+    result = outcome.result
+    assert result["pid"] == 1
+    assert result["refused"] > 0, "fork never failed: the bound did not bind"
+    assert result["processes"] <= limit
+    assert 1 <= len(seen) <= limit
+    assert wait_until_gone(seen) == [], "bomb processes outlived the execution"
+    if "max_processes:cgroup" in layers:
+        caps = probe()
+        assert caps.pids_cgroup is not None
+        leftovers = list(Path(caps.pids_cgroup).glob("codemode-*"))
+        assert not [p for p in leftovers if not p.name.startswith("codemode-probe")], leftovers
+
+
+def test_root_gets_a_cgroup_bound_or_a_loud_reason(dirs: Dirs) -> None:
+    caps = probe()
+    protections = plan(dirs.policy(), caps)
+    if caps.is_root:
+        assert (
+            "max_processes:cgroup" in protections
+            or "root ignores RLIMIT_NPROC" in protections.missing().get("max_processes", "")
+        )
+    else:
+        assert "max_processes:rlimit" in protections
