@@ -128,3 +128,20 @@ def test_doctor_reports_each_server_and_the_fix(project: Path, home: Path) -> No
     healthy = codemode("doctor", cwd=project, home=home)
     assert healthy.returncode == 0, healthy.stdout
     assert "embedded demo servers" in healthy.stdout and "no problems found" in healthy.stdout
+
+
+def test_run_prints_output_and_value_and_uses_the_exit_codes(project: Path, home: Path) -> None:
+    (project / "prog.py").write_text('print("hi")\nget_weather(city="Oslo", unit="celsius")["city"]\n')
+    ok = codemode("run", "prog.py", cwd=project, home=home)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("hi\nOslo\n") and "[ok in" in ok.stdout and "1 tool call]" in ok.stdout
+    as_json = codemode("run", "--json", "-", cwd=project, home=home, stdin="1/0")
+    record = json.loads(as_json.stdout)
+    assert as_json.returncode == 1 and record["status"] == "error"
+    assert record["error"]["type"] == "ZeroDivisionError" and record["error"]["line"] == 1
+    slow = codemode("run", "--timeout", "1", "-", cwd=project, home=home, stdin="while True: pass")
+    assert slow.returncode == 4 and "[timeout in" in slow.stdout
+    crash = codemode("run", "-", cwd=project, home=home, stdin="import os\nos._exit(9)")
+    assert crash.returncode == 5
+    usage = codemode("run", "--timeout", "0", "-", cwd=project, home=home, stdin="1")
+    assert usage.returncode == 2 and "between 1 and 300" in usage.stderr
