@@ -16,6 +16,7 @@ from .errors import (
     UnknownToolError,
     UntrustedConfigError,
 )
+from .executor import ExecutionResult, Executor
 from .hub import ServerStatus, ToolHub
 from .results import Audio, Image, Resource, ResourceLink, ToolResult
 from .toolbox import Toolbox, ToolNamespace
@@ -31,6 +32,8 @@ __all__ = [
     "CodeModeSettings",
     "Config",
     "ConfigError",
+    "ExecutionResult",
+    "Executor",
     "Image",
     "Resource",
     "ResourceLink",

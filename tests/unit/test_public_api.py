@@ -19,7 +19,13 @@ def public_names(module: object) -> set[str]:
 
 @pytest.mark.parametrize(
     "module_name",
-    ["codemode_kernel", "codemode_kernel.config", "codemode_kernel.typegen", "codemode_kernel.hub"],
+    [
+        "codemode_kernel",
+        "codemode_kernel.config",
+        "codemode_kernel.typegen",
+        "codemode_kernel.hub",
+        "codemode_kernel.executor",
+    ],
 )
 def test_all_lists_exactly_the_public_names(module_name: str) -> None:
     module = importlib.import_module(module_name)
