@@ -119,9 +119,9 @@ def test_a_machine_without_isolation_is_reported_loudly(tmp_path: Path) -> None:
     protections = plan(SandboxPolicy(workspace=tmp_path), _NOTHING)
     assert protections.in_force == (
         "env_scrubbed",
+        "fds_closed",
         "rlimits",
         "max_processes:rlimit",
-        "fds_closed",
         "no_new_privs",
         "capabilities_dropped",
     )
@@ -156,10 +156,10 @@ def test_policy_relaxations_are_named_as_such(tmp_path: Path) -> None:
 
 
 def test_a_layer_that_fails_raises_instead_of_pretending(identity: str, tmp_path: Path) -> None:
-    def body(_reporter: Reporter) -> dict[str, str]:
+    def body(reporter: Reporter) -> dict[str, str]:
         policy = SandboxPolicy(workspace=Path("/nonexistent/codemode-workspace"), hidden=())
         try:
-            enter_sandbox(policy, probe())
+            enter_sandbox(policy, probe(), keep_fds=(reporter.fd, reporter.ack_fd))
         except SandboxError as exc:
             return {"layer": exc.layer, "message": str(exc)}
         return {"layer": "none"}
@@ -192,3 +192,11 @@ def test_policy_paths(tmp_path: Path) -> None:
 def test_all_lists_exactly_the_public_names() -> None:
     public = {name for name in vars(sandbox) if not name.startswith("_") and name != "annotations"}
     assert sorted(sandbox.__all__) == sorted(public)
+
+
+def test_a_policy_travels_as_json(tmp_path: Path) -> None:
+    policy = SandboxPolicy(
+        workspace=tmp_path, tmp_dir=tmp_path / "t", writable=(tmp_path / "w",), network=True, memory_mb=None
+    )
+    assert SandboxPolicy.from_dict(json.loads(json.dumps(policy.to_dict()))) == policy
+    assert SandboxPolicy.from_dict({"workspace": str(tmp_path)}) == SandboxPolicy(workspace=tmp_path)

@@ -6,6 +6,7 @@ import os
 import signal
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -22,7 +23,15 @@ from test_sandbox_harness import (
     wait_until_gone,
 )
 
-from codemode_kernel.executor.sandbox import fork_into_new_pid_namespace, plan, probe, supervise
+from codemode_kernel.executor.sandbox import (
+    Protections,
+    enter_sandbox,
+    fork_into_new_pid_namespace,
+    kill_namespace,
+    plan,
+    probe,
+    supervise,
+)
 
 
 def _tag() -> str:
@@ -201,3 +210,79 @@ def test_root_gets_a_cgroup_bound_or_a_loud_reason(dirs: Dirs) -> None:
         )
     else:
         assert "max_processes:rlimit" in protections
+
+
+def test_without_namespaces_the_fallbacks_bound_and_report(dirs: Dirs, identity: str) -> None:
+    """A machine where namespaces are forbidden (a container): rlimit bound, loud reasons, no pretending."""
+
+    def setup(keep_fds: tuple[int, ...]) -> Protections:
+        caps = replace(
+            probe(),
+            namespace_mode="none",
+            mount_namespace=False,
+            network_namespace=False,
+            pid_namespace=False,
+            private_proc=False,
+            pids_cgroup=None,
+            reasons=(("user_namespace", "forbidden here"), ("pids_cgroup", "read-only")),
+        )
+        return enter_sandbox(dirs.policy(max_processes=10), caps, keep_fds=keep_fds)
+
+    def body(_reporter: Reporter) -> dict[str, Any]:
+        children = []
+        try:
+            while len(children) < 50:
+                child = os.fork()
+                if child == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                children.append(child)
+        except OSError:
+            pass
+        finally:
+            for child in children:
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+        return {"children": len(children), "pid": os.getpid()}
+
+    outcome = run(body, identity=identity, setup=setup)
+    layers = outcome.protections
+    missing = layers.missing()
+    for layer in ("pid_namespace", "network_namespace", "mount_namespace:hidden_paths"):
+        assert missing[layer], f"{layer} is missing without a reason"
+    assert outcome.result["pid"] != 1
+    if identity == "root":
+        assert missing["max_processes"] == "root ignores RLIMIT_NPROC and read-only"
+    else:
+        assert "max_processes:rlimit" in layers
+        assert outcome.result["children"] == 9, "ten tasks: this process and nine children"
+        assert any("every process of this uid" in w for w in layers.warnings)
+
+
+def test_kill_namespace_clears_a_session_between_executions(dirs: Dirs, identity: str) -> None:
+    """A session keeps PID 1; what one execution started must not survive into the next."""
+
+    def body(_reporter: Reporter) -> dict[str, Any]:
+        for detach in (False, True, True):
+            if os.fork() == 0:
+                if detach:
+                    os.setsid()
+                    if os.fork():
+                        os._exit(0)
+                time.sleep(60)
+                os._exit(0)
+        time.sleep(0.05)
+        before = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+        reaped = kill_namespace()
+        after = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+        return {"before": len(before), "reaped": reaped, "after": after}
+
+    result = run(body, identity=identity, setup=sandboxed(dirs.policy())).result
+    assert result["before"] >= 4
+    assert result["reaped"] >= 3
+    assert result["after"] == [1]
+
+
+def test_kill_namespace_refuses_outside_a_namespace_it_made() -> None:
+    with pytest.raises(RuntimeError, match="only in PID 1"):
+        kill_namespace()

@@ -5,15 +5,15 @@ The order is forced by what each step needs and what it takes away:
 1. pids cgroup (root): joined first, so that every process of the execution is counted;
 2. namespaces: user (unprivileged), mount, network and PID, then the fork into PID 1; the calling
    process stays behind as the warden and never returns from here;
-3. the environment, while the host's /proc still shows this process's start-up block;
+3. the environment and the file descriptors, while the host's /proc still shows this process's
+   start-up block and open descriptors;
 4. mounts: hidden paths, a fresh /proc, a private /dev/shm; needs CAP_SYS_ADMIN (root or the user
    namespace), then the cwd moves to the workspace (a cwd inside a covered directory would still reach
    what the cover hides);
 5. rlimits, and the process limit where it is an rlimit;
-6. file descriptors closed except the ones the runner keeps;
-7. no_new_privs, then Landlock, then seccomp: both need no_new_privs or CAP_SYS_ADMIN, and seccomp
+6. no_new_privs, then Landlock, then seccomp: both need no_new_privs or CAP_SYS_ADMIN, and seccomp
    forbids the mount and namespace calls the earlier steps made;
-8. capabilities dropped last: Landlock and seccomp may need CAP_SYS_ADMIN when no_new_privs is off.
+7. capabilities dropped last: Landlock and seccomp may need CAP_SYS_ADMIN when no_new_privs is off.
 
 A layer that ``plan()`` counts as in force and that fails raises ``SandboxError``: the process is
 half-confined and must not run the program.
@@ -31,6 +31,7 @@ from ._capabilities import Capabilities
 from ._cgroup import PidsCgroup
 from ._environment import scrub_environment
 from ._errors import SandboxError
+from ._fds import close_fds_except
 from ._libc import CLONE_NEWNET, CLONE_NEWNS
 from ._mounts import hide_paths
 from ._namespaces import fork_into_new_pid_namespace, supervise, unshare_namespaces
@@ -50,14 +51,6 @@ def _layer(name: str, step: Callable[..., T], *args: object, **kwargs: object) -
         return step(*args, **kwargs)
     except (OSError, ValueError) as exc:
         raise SandboxError(name, str(exc)) from exc
-
-
-def _close_fds(keep: Iterable[int]) -> None:
-    low = 3
-    for fd in sorted({fd for fd in keep if fd >= 3}):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, 1 << 20)
 
 
 def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterable[int] = ()) -> Protections:
@@ -103,6 +96,7 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
         policy.extra_env,
         None if policy.tmp_dir is None else Path(os.path.abspath(policy.tmp_dir)),
     )
+    _layer("fds_closed", close_fds_except, keep)
     shm: Path | None = None
     if "mount_namespace:hidden_paths" in on:
         report = _layer(
@@ -125,10 +119,11 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
         open_files=policy.open_files,
     )
     if "max_processes:rlimit" in on and policy.max_processes is not None:
-        # In our own user namespace only its processes count: the warden, PID 1 and what it starts.
-        others = 1 if user_namespace else processes_of_user(os.getuid()) - 1
+        # In our own user namespace only its tasks count (the warden, if any, and this process's tree);
+        # outside one, every task of the uid does.
+        warden = 1 if "pid_namespace" in on else 0
+        others = warden if user_namespace else processes_of_user(os.getuid()) - 1
         _layer("max_processes:rlimit", limit_processes, policy.max_processes + others)
-    _layer("fds_closed", _close_fds, keep)
 
     if "no_new_privs" in on:
         _layer("no_new_privs", set_no_new_privs)

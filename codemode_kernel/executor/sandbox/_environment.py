@@ -9,7 +9,6 @@ is overwritten with zeros, so whatever the zygote was started with does not show
 from __future__ import annotations
 
 import ctypes
-import fnmatch
 import os
 import sys
 from collections.abc import Iterable
@@ -19,7 +18,8 @@ __all__ = ["scrub_environment"]
 
 
 def _allowed(name: str, allowlist: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in allowlist)
+    """Exact names, or a prefix with a final ``*`` (``LC_*``)."""
+    return any(name == p or (p.endswith("*") and name.startswith(p[:-1])) for p in allowlist)
 
 
 def scrub_environment(allowlist: Iterable[str], extra: Iterable[tuple[str, str]], home: Path | None) -> None:

@@ -23,6 +23,7 @@ import signal
 from collections.abc import Callable
 from typing import NoReturn
 
+from ._fds import close_fds_except
 from ._libc import CLONE_NEWPID, CLONE_NEWUSER, prctl, unshare
 
 __all__ = ["fork_into_new_pid_namespace", "kill_namespace", "supervise", "unshare_namespaces"]
@@ -69,6 +70,7 @@ def fork_into_new_pid_namespace(*, user_namespace: bool = False, extra_flags: in
     """
     global _namespace_init
     unshare_namespaces(CLONE_NEWPID | extra_flags, user_namespace=user_namespace)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # an ignored SIGCHLD would reap PID 1 before we wait
     lifeline_read, lifeline = os.pipe()
     pid = os.fork()
     if pid:
@@ -98,11 +100,11 @@ def supervise(
     namespace's init) and is killed by the SIGKILL at the hard limit; when it used ``cpu_seconds`` of
     CPU or more, the warden ends with SIGXCPU, so the runner sees the same cause as without a namespace.
     """
+    close_fds_except([keep_fd])
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    os.closerange(3, keep_fd)
-    os.closerange(keep_fd + 1, _fd_limit())
+    os.close(null)
 
     def kill_child(_signum: int, _frame: object) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -150,10 +152,3 @@ def kill_namespace() -> int:
         except ChildProcessError:
             return reaped
         reaped += 1
-
-
-def _fd_limit() -> int:
-    try:
-        return os.sysconf("SC_OPEN_MAX")
-    except (ValueError, OSError):
-        return 65536

@@ -69,6 +69,8 @@ def plan(policy: SandboxPolicy, caps: Capabilities) -> Protections:
         off["max_processes"] = "root ignores RLIMIT_NPROC and " + _why(
             caps, "pids_cgroup", default="no pids cgroup"
         )
+    elif not caps.linux:
+        off["max_processes"] = "RLIMIT_NPROC counts every process of the user outside Linux namespaces"
     elif caps.namespace_mode != "user":
         warnings.append("max_processes counts every process of this uid (no user namespace to count in)")
 
@@ -91,16 +93,18 @@ def plan(policy: SandboxPolicy, caps: Capabilities) -> Protections:
         off["mount_namespace:hidden_paths"] = _why(caps, "mount_namespace", default="unavailable")
 
     on.append("env_scrubbed")
-    on.append("rlimits")
-    if policy.max_processes is not None and not caps.is_root:
-        on.append("max_processes:rlimit")
     on.append("fds_closed")
+    on.append("rlimits")
+    if policy.max_processes is not None and not caps.is_root and caps.linux:
+        on.append("max_processes:rlimit")
 
-    if policy.no_new_privs:
+    if not caps.linux:
+        off["no_new_privs"] = "not Linux"
+    elif policy.no_new_privs:
         on.append("no_new_privs")
     else:
         off["no_new_privs"] = "turned off by the policy"
-    can_confine = policy.no_new_privs or privileged
+    can_confine = caps.linux and (policy.no_new_privs or privileged)
     if caps.landlock_abi == 0 or not can_confine:
         reason = caps.reason("landlock") or "needs no_new_privs (turned off by the policy)"
         off.update({"landlock:fs_write": reason, "landlock:net": reason, "landlock:scoped": reason})

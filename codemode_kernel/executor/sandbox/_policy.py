@@ -8,8 +8,9 @@ only to the workspace and the private temp dir, the usual secret stores under th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "ALWAYS_HIDDEN_IN_WORKSPACE",
@@ -142,3 +143,36 @@ class SandboxPolicy:
         for path in candidates:
             seen.setdefault(Path(os.path.realpath(path)), None)
         return tuple(seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, for the trip from the kernel to the zygote (paths as strings, tuples as lists)."""
+        data: dict[str, Any] = {}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = [
+                    list(v) if isinstance(v, tuple) else str(v) if isinstance(v, Path) else v for v in value
+                ]
+            data[spec.name] = value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SandboxPolicy:
+        """The inverse of ``to_dict``; keys left out keep their defaults."""
+        paths = {"workspace", "tmp_dir"}
+        path_lists = {"writable", "hidden"}
+        values: dict[str, Any] = {}
+        for name, value in data.items():
+            if name in paths:
+                values[name] = None if value is None else Path(value)
+            elif name in path_lists:
+                values[name] = tuple(Path(v) for v in value)
+            elif name == "extra_env":
+                values[name] = tuple((str(k), str(v)) for k, v in value)
+            elif isinstance(value, list):
+                values[name] = tuple(value)
+            else:
+                values[name] = value
+        return cls(**values)

@@ -53,12 +53,17 @@ def limit_processes(count: int) -> None:
 
 
 def processes_of_user(uid: int) -> int:
-    """How many processes ``uid`` runs (from /proc): without a user namespace RLIMIT_NPROC counts them all."""
+    """How many tasks (threads included) ``uid`` runs: RLIMIT_NPROC counts them all, outside a user namespace.
+
+    A task directory links to ``.``, ``..`` and one entry per thread, so its link count gives the threads
+    without reading every status file.
+    """
     count = 0
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                count += entry.stat().st_uid == uid
+                if entry.stat().st_uid == uid:
+                    count += max(1, (entry / "task").stat().st_nlink - 2)
             except OSError:
                 continue
     return count
