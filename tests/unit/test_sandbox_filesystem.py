@@ -128,7 +128,7 @@ def _mount_layer_alone(d: Dirs) -> dict[str, Any]:
     if not caps.mount_namespace:
         return {"unavailable": caps.reason("mount_namespace")}
     unshare_namespaces(CLONE_NEWNS, user_namespace=caps.namespace_mode == "user")
-    hide_paths((d.ssh_key.parent, d.config), (d.workspace,), fresh_proc=False, shm_mb=16)
+    hide_paths(plan_hiding((d.ssh_key.parent, d.config), (d.workspace,)), fresh_proc=False, shm_mb=16)
     return {"key": attempt(d.ssh_key.read_text), "config": attempt(d.config.read_text)}
 
 
@@ -204,3 +204,13 @@ def test_without_the_sandbox_the_same_escapes_succeed(dirs: Dirs, identity: str)
         "create missing secret dir",
     ):
         assert result[name].startswith("allowed"), (name, result[name])
+
+
+def test_a_hidden_path_the_user_cannot_see_is_no_error(dirs: Dirs, identity: str) -> None:
+    """A default like ``/root/.config/...`` for a user who cannot enter ``/root``: nothing to hide."""
+    closed = dirs.base / "closed"
+    (closed / "inner").mkdir(parents=True)
+    closed.chmod(0o700)  # owned by the test's own uid; closed to 65534
+    policy = dirs.policy(hidden=(closed / "inner" / "secret", closed / "missing" / "x"))
+    outcome = run(lambda _r: "entered", identity=identity, setup=sandboxed(policy))
+    assert outcome.result == "entered"

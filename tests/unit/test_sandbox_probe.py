@@ -184,9 +184,15 @@ def test_policy_paths(tmp_path: Path) -> None:
     home = tmp_path / "home"
     defaults = default_hidden_paths(home)
     assert home / ".ssh" in defaults and home / ".config" / "codemode" in defaults
-    assert all(
-        p.is_relative_to(home) or p.is_relative_to("/run") or p.is_relative_to("/var/run") for p in defaults
-    )
+    assert all(p.is_relative_to(home) or p.parts[1] in ("run", "var", "tmp") for p in defaults)
+
+
+def test_hidden_paths_expand_globs(tmp_path: Path) -> None:
+    for name in ("ssh-a1", "ssh-b2", "other"):
+        (tmp_path / name).mkdir()
+    policy = SandboxPolicy(workspace=tmp_path / "ws", hidden=(tmp_path / "ssh-*", tmp_path / "none-*"))
+    assert policy.hidden_paths()[:2] == (tmp_path / "ssh-a1", tmp_path / "ssh-b2")
+    assert len(policy.hidden_paths()) == 4  # the two, then .codemode and .env of the workspace
 
 
 def test_all_lists_exactly_the_public_names() -> None:

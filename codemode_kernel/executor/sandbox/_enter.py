@@ -33,7 +33,7 @@ from ._environment import scrub_environment
 from ._errors import SandboxError
 from ._fds import close_fds_except
 from ._libc import CLONE_NEWNET, CLONE_NEWNS
-from ._mounts import hide_paths
+from ._mounts import hide_paths, plan_hiding
 from ._namespaces import fork_into_new_pid_namespace, supervise, unshare_namespaces
 from ._plan import Protections, plan
 from ._policy import SandboxPolicy
@@ -61,9 +61,10 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
     returns only in its child, PID 1 of the new namespace (see ``supervise``). Every file descriptor
     above 2 that is not in ``keep_fds`` is closed.
     """
-    protections = plan(policy, caps)
-    on = set(protections.in_force)
     writable = tuple(Path(os.path.realpath(p)) for p in policy.writable_paths())
+    hiding = plan_hiding(policy.hidden_paths(), writable) if caps.mount_namespace else None
+    protections = plan(policy, caps, hiding=hiding)
+    on = set(protections.in_force)
     keep = tuple(keep_fds)
 
     cgroup: PidsCgroup | None = None
@@ -98,12 +99,11 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
     )
     _layer("fds_closed", close_fds_except, keep)
     shm: Path | None = None
-    if "mount_namespace:hidden_paths" in on:
+    if "mount_namespace:hidden_paths" in on and hiding is not None:
         report = _layer(
             "mount_namespace:hidden_paths",
             hide_paths,
-            policy.hidden_paths(),
-            writable,
+            hiding,
             fresh_proc="pid_namespace" in on and caps.private_proc,
             shm_mb=policy.memory_mb,
         )

@@ -63,8 +63,9 @@ def _bind(source: Path | str, target: Path | str, *, read_only: bool, recursive:
 
 
 def _nearest_existing(path: Path) -> Path:
+    """The closest ancestor this process can see (``os.path.exists`` is False also where search is denied)."""
     for parent in path.parents:
-        if parent.exists():
+        if os.path.exists(parent):
             return parent
     return Path("/")
 
@@ -123,16 +124,13 @@ class HiddenPathsReport:
     shm: Path | None
 
 
-def hide_paths(
-    hidden: Iterable[Path], writable: tuple[Path, ...], *, fresh_proc: bool, shm_mb: int | None
-) -> HiddenPathsReport:
+def hide_paths(hiding: HidingPlan, *, fresh_proc: bool, shm_mb: int | None) -> HiddenPathsReport:
     """In a new mount namespace (and, for ``fresh_proc``, as PID 1 of a new PID namespace): apply the above.
 
-    ``hidden`` and ``writable`` must be absolute with symlinks resolved. Raises OSError when a mount
-    fails; the caller turns that into a SandboxError for the layer.
+    ``hiding`` comes from ``plan_hiding`` (made before the fork, so the zygote's child plans once).
+    Raises OSError when a mount fails; the caller turns that into a SandboxError for the layer.
     """
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    hiding = plan_hiding(hidden, writable)
 
     # Pins first, outermost first, so that no later bind hides a cover made earlier.
     for directory in sorted(hiding.pin + hiding.read_only, key=lambda p: len(p.parts)):

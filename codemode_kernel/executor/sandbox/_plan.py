@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._capabilities import Capabilities
-from ._mounts import plan_hiding
+from ._mounts import HidingPlan, plan_hiding
 from ._policy import SandboxPolicy
 
 __all__ = ["Protections", "plan"]
@@ -54,8 +54,11 @@ def _why(caps: Capabilities, *features: str, default: str) -> str:
     return default
 
 
-def plan(policy: SandboxPolicy, caps: Capabilities) -> Protections:
-    """The protections ``enter_sandbox(policy, caps)`` applies, and those it cannot, with reasons."""
+def plan(policy: SandboxPolicy, caps: Capabilities, *, hiding: HidingPlan | None = None) -> Protections:
+    """The protections ``enter_sandbox(policy, caps)`` applies, and those it cannot, with reasons.
+
+    ``hiding`` is the ``plan_hiding`` result when the caller has one already (its warnings are included).
+    """
     on: list[str] = []
     off: dict[str, str] = {}
     warnings: list[str] = []
@@ -88,7 +91,8 @@ def plan(policy: SandboxPolicy, caps: Capabilities) -> Protections:
         off["network_namespace"] = _why(caps, "network_namespace", default="unavailable")
     if caps.mount_namespace:
         on.append("mount_namespace:hidden_paths")
-        warnings.extend(plan_hiding(policy.hidden_paths(), policy.writable_paths()).warnings)
+        hiding = hiding or plan_hiding(policy.hidden_paths(), policy.writable_paths())
+        warnings.extend(hiding.warnings)
     else:
         off["mount_namespace:hidden_paths"] = _why(caps, "mount_namespace", default="unavailable")
 

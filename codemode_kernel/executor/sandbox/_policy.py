@@ -7,6 +7,7 @@ only to the workspace and the private temp dir, the usual secret stores under th
 
 from __future__ import annotations
 
+import glob
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -51,9 +52,22 @@ HOME_SECRETS = (
 """Under the home: keys, cloud and registry credentials, other MCP clients' configs (they hold API keys
 in ``env``), codemode's own config and trust store, and shell histories (people paste tokens)."""
 
-SYSTEM_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd", "/run/podman", "/run/user")
-"""Unix sockets are file-system objects, so a network namespace does not cut them off; the container
-daemons' sockets hand out root on the host, and ``/run/user/<uid>`` holds the session bus and agents."""
+SYSTEM_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/user",
+    "/run/dbus",
+    "/run/postgresql",
+    "/run/mysqld",
+    "/tmp/.X11-unix",
+    "/tmp/ssh-*",
+)
+"""Unix sockets are file-system objects, so a network namespace does not cut them off, and Landlock
+(up to ABI 7) does not govern connecting to them: the container daemons' sockets hand out root on the
+host, ``/run/user/<uid>`` holds the session bus and the gpg and ssh agents, databases trust local peers,
+an X server gives away keystrokes and screens, and ``/tmp/ssh-*`` holds OpenSSH agent sockets."""
 
 ALWAYS_HIDDEN_IN_WORKSPACE = (".codemode",)
 """The artifact store and the kernel's state: the worker reaches artifacts only through the channel."""
@@ -100,7 +114,8 @@ class SandboxPolicy:
             work without touching the real one). None keeps ``HOME`` as the allow-list says.
         writable: more directories (or files) the code may change.
         hidden: files and directories the code may neither read nor change: config files and their
-            ``envFile``, the trust store, secrets under the home (``default_hidden_paths()``).
+            ``envFile``, the trust store, secrets under the home (``default_hidden_paths()``). A ``*``
+            in a path is a glob, expanded when the sandbox is entered.
         hidden_in_workspace: names under the workspace hidden as well (``.codemode`` always is).
         network: allow the network (no network namespace, no Landlock TCP rules, sockets allowed).
         memory_mb: RLIMIT_AS, the address space (not resident memory) in MiB; None for no limit.
@@ -138,10 +153,13 @@ class SandboxPolicy:
         """Every hidden path, absolute and with symlinks resolved, without duplicates."""
         workspace = Path(os.path.abspath(self.workspace))
         names = (*ALWAYS_HIDDEN_IN_WORKSPACE, *self.hidden_in_workspace)
-        candidates = [*self.hidden, *(workspace / name for name in names)]
+        candidates: list[str] = []
+        for path in (*self.hidden, *(workspace / name for name in names)):
+            text = os.path.abspath(path)
+            candidates.extend(sorted(glob.glob(text)) if glob.has_magic(text) else [text])
         seen: dict[Path, None] = {}
-        for path in candidates:
-            seen.setdefault(Path(os.path.realpath(path)), None)
+        for text in candidates:
+            seen.setdefault(Path(os.path.realpath(text)), None)
         return tuple(seen)
 
     def to_dict(self) -> dict[str, Any]:
