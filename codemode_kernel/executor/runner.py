@@ -12,21 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..config import user_config_dir
 from ..errors import CodeModeError
 from ..toolbox import Toolbox
 from .protocol import ProtocolError, encode_frame, read_frame_async
 from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
+from .sandbox import SandboxPolicy, default_hidden_paths
 from .values import encode_inputs
 from .zygote_client import WorkerExit, Zygote, ZygoteError
 
@@ -58,6 +64,7 @@ class _Execution:
     pending_mode: bool = False
     pending: list[dict[str, Any]] = field(default_factory=list)
     pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
+    protections: dict[str, Any] = field(default_factory=dict)
 
     def output(self, stream: str, data: str) -> None:
         room = self.max_output - self.output_size
@@ -85,12 +92,25 @@ class Executor:
         grace: float = DEFAULT_GRACE,
         max_output_bytes: int = 1_000_000,
         preload: Iterable[str] = (),
+        sandbox: Mapping[str, Any] | None = None,
     ) -> None:
+        """Set up; the worker process starts with the first run.
+
+        Args:
+            toolbox: a started Toolbox whose tools the programs call.
+            timeout: default seconds per execution (1 to 300).
+            grace: seconds between SIGINT and SIGKILL at the deadline.
+            max_output_bytes: stdout and stderr kept per execution; the rest is cut (and said so).
+            preload: modules the pre-started process imports once (e.g. ``["pandas"]``).
+            sandbox: ``SandboxPolicy`` fields that relax or tighten the defaults, e.g.
+                ``{"network": True, "memory_mb": 4096}`` (docs/threat-model.md).
+        """
         self.toolbox = toolbox
         self.timeout = _check_timeout(timeout)
         self.grace = grace
         self.max_output_bytes = max_output_bytes
         self.preload = tuple(preload)
+        self.sandbox = dict(sandbox or {})
         self._zygote: Zygote | None = None
         self._zygote_version = -1
         self._lock: asyncio.Lock | None = None
@@ -174,9 +194,29 @@ class Executor:
             zygote = await self._current_zygote()
         except ZygoteError as exc:
             return self._internal(execution_id, started, limit, str(exc))
+        tmp_dir = Path(tempfile.mkdtemp(prefix="codemode-run-"))
+        try:
+            return await self._execute(
+                code, limit, execution_id, started, encoded_inputs, book, pending, zygote, tmp_dir
+            )
+        finally:
+            await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, tmp_dir, True)
+
+    async def _execute(
+        self,
+        code: str,
+        limit: float,
+        execution_id: str,
+        started: float,
+        encoded_inputs: dict[str, Any],
+        book: ReplayBook | None,
+        pending: bool,
+        zygote: Zygote,
+        tmp_dir: Path,
+    ) -> ExecutionResult:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            pid, exited = await zygote.spawn(theirs)
+            pid, exited = await zygote.spawn(theirs, self._policy(limit, tmp_dir))
         except (ZygoteError, OSError, TimeoutError) as exc:
             ours.close()
             return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
@@ -233,7 +273,7 @@ class Executor:
             tool_calls=self._calls_of(execution_id),
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
-            protections=["process_group"],
+            protections=_protection_list(state.protections),
             pending_calls=[{k: c[k] for k in ("server", "tool", "arguments")} for c in state.pending],
         )
 
@@ -279,6 +319,8 @@ class Executor:
                     task = asyncio.ensure_future(self._tool_call(hub, state, message))
                     state.calls.add(task)
                     task.add_done_callback(state.calls.discard)
+                elif kind == "protections":
+                    state.protections = message
                 elif kind == "done":
                     state.done = message
                     return
@@ -366,6 +408,8 @@ class Executor:
             error = state.done.get("error")
             if done_status == "ok":
                 return "ok", None
+            if done_status == "internal" and not state.protections:  # the sandbox could not be entered
+                return "internal", error if isinstance(error, dict) else {"type": "InternalError"}
             return "error", error if isinstance(error, dict) else {"type": "Error", "message": str(error)}
         if state.broken is not None:
             _kill_group(pid, signal.SIGKILL)
@@ -391,6 +435,22 @@ class Executor:
         _kill_group(pid, signal.SIGKILL)
         if serve is not None:
             serve.cancel()
+
+    def _policy(self, limit: float, tmp_dir: Path) -> dict[str, Any]:
+        """The sandbox policy of one execution, as JSON for the zygote."""
+        config = self.toolbox.config
+        kernel_files = [config.source, config.settings_source, user_config_dir()]
+        kernel_files += [server.env_file for server in config.servers.values()]
+        hidden = (*default_hidden_paths(), *(Path(p) for p in kernel_files if p is not None))
+        settings: dict[str, Any] = {
+            "workspace": config.workspace,
+            "tmp_dir": tmp_dir,
+            "hidden": hidden,
+            # CPU time may not end a run before its deadline does: the deadline is the rule.
+            "cpu_seconds": math.ceil(limit + self.grace + 2),
+        }
+        settings.update(self.sandbox)
+        return SandboxPolicy(**settings).to_dict()
 
     def _calls_of(self, execution_id: str) -> list[dict[str, Any]]:
         return [r.to_json() for r in self.toolbox.hub.call_log.records() if r.execution_id == execution_id]
@@ -427,6 +487,15 @@ class Executor:
         zygote, self._zygote = self._zygote, None
         if zygote is not None:
             await asyncio.get_running_loop().run_in_executor(None, zygote.stop)
+
+
+def _protection_list(report: Mapping[str, Any]) -> list[str]:
+    """``["pid_namespace", ..., "missing:seccomp: reason"]``: what isolated this run, and what did not."""
+    if not report:
+        return ["missing:sandbox: the worker reported no protections"]
+    in_force = [str(layer) for layer in report.get("in_force") or ()]
+    missing = report.get("not_in_force") or {}
+    return in_force + [f"missing:{layer}: {reason}" for layer, reason in dict(missing).items()]
 
 
 def _check_timeout(timeout: float) -> float:

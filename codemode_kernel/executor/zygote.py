@@ -5,9 +5,13 @@ environment; reads its setup (tool descriptors, modules to preload) as one JSON 
 single-threaded so that forking it is safe (about 3 ms). Control messages travel over a SOCK_SEQPACKET
 socket, one JSON object per packet:
 
-executor -> zygote   ``spawn`` {id} with the worker's channel socket attached (SCM_RIGHTS); ``exit``
-zygote -> executor   ``ready`` {pid}; ``spawned`` {id, pid}; ``exited`` {pid, code | signal};
+executor -> zygote   ``spawn`` {id, policy} with the worker's channel socket attached (SCM_RIGHTS);
+                     ``exit``
+zygote -> executor   ``ready`` {pid, capabilities}; ``spawned`` {id, pid}; ``exited`` {pid, code | signal};
                      ``failed`` {id, error}
+
+Each worker is confined by ``sandbox.enter_sandbox`` right after the fork, before it reads its program;
+what the machine supports is probed once, here, at start.
 """
 
 from __future__ import annotations
@@ -51,10 +55,16 @@ def _reap(control: socket.socket) -> None:
 
 
 def _child(
-    control: socket.socket, channel_fd: int, setup: dict[str, Any], tools_module: Any, runtime: Any
+    control: socket.socket,
+    channel_fd: int,
+    policy: dict[str, Any],
+    caps: Any,
+    tools_module: Any,
+    runtime: Any,
 ) -> None:
     """In the forked worker: detach, confine, run the program, exit without running the parent's cleanups."""
     from .channel import Channel
+    from .sandbox import SandboxError, SandboxPolicy, enter_sandbox
     from .worker import run_one
 
     code = 0
@@ -65,6 +75,14 @@ def _child(
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         channel = Channel(socket.socket(fileno=channel_fd))
+        try:
+            # With a PID namespace this returns in PID 1 of it; this process stays behind as its warden.
+            protections = enter_sandbox(SandboxPolicy.from_dict(policy), caps, keep_fds=(channel_fd,))
+        except SandboxError as exc:  # fail closed: a program never runs with less isolation than planned
+            failure = {"type": "SandboxError", "message": str(exc)}
+            channel.send({"type": "done", "status": "internal", "value": None, "error": failure})
+            raise
+        channel.send({"type": "protections", **protections.to_dict()})
         runtime.channel = channel
         run_one(channel, tools_module)
     except BaseException:
@@ -79,6 +97,7 @@ def _child(
 
 def serve(control: socket.socket, setup: dict[str, Any]) -> None:
     """Preload, build the tools module, then fork a worker for every ``spawn`` until told to exit."""
+    from .sandbox import probe
     from .toolset import ToolRuntime, build_tools_module
 
     for name in setup.get("preload") or ():
@@ -88,7 +107,8 @@ def serve(control: socket.socket, setup: dict[str, Any]) -> None:
             print(f"codemode zygote: could not preload {name!r}: {exc}", file=sys.stderr)
     runtime = ToolRuntime()
     tools_module = build_tools_module(setup.get("tools") or [], runtime)
-    _send(control, {"type": "ready", "pid": os.getpid()})
+    caps = probe()
+    _send(control, {"type": "ready", "pid": os.getpid(), "capabilities": caps.to_dict()})
     while True:
         readable, _, _ = select.select([control], [], [], 0.05)
         _reap(control)
@@ -100,14 +120,14 @@ def serve(control: socket.socket, setup: dict[str, Any]) -> None:
         message = json.loads(data)
         if message.get("type") == "exit":
             return
-        if message.get("type") != "spawn" or len(fds) != 1:
+        if message.get("type") != "spawn" or len(fds) != 1 or not isinstance(message.get("policy"), dict):
             for fd in fds:
                 os.close(fd)
             _send(control, {"type": "failed", "id": message.get("id"), "error": "bad spawn request"})
             continue
         pid = os.fork()
         if pid == 0:
-            _child(control, fds[0], setup, tools_module, runtime)
+            _child(control, fds[0], message["policy"], caps, tools_module, runtime)
         os.close(fds[0])
         _send(control, {"type": "spawned", "id": message.get("id"), "pid": pid})
 

@@ -81,6 +81,7 @@ class Zygote:
         self._early_exits: dict[int, WorkerExit] = {}
         self._reader: asyncio.Task[None] | None = None
         self.dead: str | None = None
+        self.capabilities: dict[str, Any] = {}
 
     @classmethod
     async def start(
@@ -122,17 +123,23 @@ class Zygote:
         if ready is None or ready.get("type") != "ready":
             zygote.stop()
             raise ZygoteError(f"the worker process failed while starting; see {log_path}")
+        zygote.capabilities = dict(ready.get("capabilities") or {})
         zygote._reader = asyncio.get_running_loop().create_task(zygote._read_loop())
         return zygote
 
-    async def spawn(self, channel: socket.socket) -> tuple[int, asyncio.Future[WorkerExit]]:
-        """Fork a worker that talks over ``channel`` (the worker's end); returns its pid and exit future."""
+    async def spawn(
+        self, channel: socket.socket, policy: dict[str, Any]
+    ) -> tuple[int, asyncio.Future[WorkerExit]]:
+        """Fork a worker confined by ``policy`` that talks over ``channel`` (the worker's end).
+
+        Returns its pid (the leader of its process group) and a future of how it exited.
+        """
         if self.dead is not None:
             raise ZygoteError(f"the worker process is gone ({self.dead}); see {self.log_path}")
         request_id = next(self._ids)
         spawned: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._spawns[request_id] = spawned
-        packet = json.dumps({"type": "spawn", "id": request_id}).encode()
+        packet = json.dumps({"type": "spawn", "id": request_id, "policy": policy}).encode()
         socket.send_fds(self.control, [packet], [channel.fileno()])
         pid = await asyncio.wait_for(spawned, 10.0)
         exited = self._exits.setdefault(pid, asyncio.get_running_loop().create_future())
