@@ -65,7 +65,8 @@ class Dirs:
         settings: dict[str, Any] = {
             "workspace": self.workspace,
             "tmp_dir": self.tmp,
-            "hidden": (*default_hidden_paths(self.home), self.config),
+            # The trust store lies inside a hidden directory too, as the kernel will pass both.
+            "hidden": (*default_hidden_paths(self.home), self.config, self.trust_store),
             "memory_mb": address_space_mb() + 512,
         }
         settings.update(overrides)
@@ -154,6 +155,7 @@ class Outcome:
     """What the parent saw: the wait status of the forked process, the messages, the time taken."""
 
     status: int | None
+    pid: int = 0
     messages: list[dict[str, Any]] = field(default_factory=list)
     elapsed: float = 0.0
     timed_out: bool = False
@@ -242,7 +244,7 @@ def run(
         _child(write_end, ack_read, identity, setup, body)
     os.close(write_end)
     os.close(ack_read)
-    outcome = Outcome(status=None)
+    outcome = Outcome(status=None, pid=pid)
     buffer = b""
     deadline = started + timeout
     try:
@@ -284,6 +286,21 @@ def _wait(pid: int, deadline: float) -> int:
         os.killpg(pid, signal.SIGKILL)
         os.kill(pid, signal.SIGKILL)
     return os.waitpid(pid, 0)[1]
+
+
+def in_force(protections: Protections, *layers: str) -> bool:
+    """Whether all ``layers`` are in force; each one that is not must be reported with its reason.
+
+    A layer is in force exactly when ``probe()`` found it available (``enter_sandbox`` applies the plan
+    or raises), so a test asserts its escapes fail whenever this is true, and on a machine that lacks
+    the layer it asserts the loud report instead.
+    """
+    missing = protections.missing()
+    absent = [layer for layer in layers if layer not in protections]
+    for layer in absent:
+        reason = missing.get(layer) or missing.get(layer.split(":")[0])
+        assert reason, f"{layer} is neither in force nor reported missing with a reason: {protections}"
+    return not absent
 
 
 def attempt(action: Callable[[], Any]) -> str:

@@ -5,27 +5,35 @@ read, write and reach is written down in docs/threat-model.md; this package enfo
 
 How the runner uses it (three processes, each with its own calls)::
 
-    zygote (pre-started, single-threaded, long-lived)
+    zygote (pre-started, single-threaded, long-lived; started with OPENBLAS_NUM_THREADS=1 and a
+            scrubbed environment, before it preloads modules)
         caps = probe()                         # once, at start; send caps.to_dict() to the kernel
-        pid = os.fork()                        # per execution
-    warden = the forked child (the pid the zygote knows)
+        pid = os.fork()                        # per execution; the zygote reaps pid as before
+    warden = the forked child (the pid the zygote and the runner know)
         os.setsid()                            # its own process group, as before
         protections = enter_sandbox(policy, caps, keep_fds=(channel_fd,))
-        # - never returns here when a PID namespace is available: it waits for PID 1 and then exits
-        #   exactly as PID 1 did (same exit code, or killed by the same signal)
+        # never returns here when a PID namespace is available: it waits for PID 1, then exits exactly
+        # as PID 1 did (same exit code, or killed by the same signal; SIGXCPU when PID 1 used up its CPU
+        # time); it closes every descriptor, so the channel sees end-of-file when PID 1 is gone
     PID 1 of the new namespace (the child enter_sandbox forked; same process group)
-        # enter_sandbox returns here, fully confined; run the program, report protections.in_force
+        # enter_sandbox returns here, fully confined; every descriptor not in keep_fds is closed
+        run the program; report protections.to_dict() with the result
         os._exit(code)                         # PID 1 ending kills every process left in the namespace
+    session worker (PID 1 kept across executions)
+        kill_namespace()                       # between executions: nothing the last one started survives
 
 Signals: SIGINT to the warden's process group reaches PID 1 as KeyboardInterrupt (Python installs a
 handler; the warden ignores SIGINT). SIGKILL to the warden (or its group) kills PID 1 through
 PR_SET_PDEATHSIG, and with it the whole namespace. SIGTERM or SIGHUP to the warden SIGKILLs PID 1. A
-signal without a handler sent to PID 1 itself is dropped by the kernel; signal the warden.
+signal sent to PID 1 itself that PID 1 has no handler for is dropped by the kernel (only SIGKILL from
+outside always works): signal the warden or its group.
 
-Without a PID namespace, ``enter_sandbox`` confines the calling process itself and returns in it.
+Without a PID namespace, ``enter_sandbox`` confines the calling process itself and returns in it; the
+runner's process-group kill is then all that ends the program's children.
 
 ``plan(policy, caps)`` gives the same ``Protections`` without changing anything: use it for
-``codemode doctor`` and to show in a result which layers were missing and why.
+``codemode doctor`` and to show in a result which layers were missing and why. ``SandboxError`` means
+a layer the plan promised failed: report the execution as ``internal`` and do not run the program.
 """
 
 from ._capabilities import Capabilities, probe

@@ -107,13 +107,21 @@ def plan_hiding(hidden: Iterable[Path], writable: Iterable[Path]) -> HidingPlan:
             elif _within(existing, root):
                 read_only.add(existing)
                 pin.update(p for p in existing.parents if root in p.parents)
-    by_depth = lambda p: (len(p.parts), p)  # noqa: E731
+    # A path inside a covered directory is hidden already, and could not be bound to once the cover is on.
+    outermost: list[Path] = []
+    for path in sorted(cover, key=_depth):
+        if not any(_within(path, kept) for kept in outermost):
+            outermost.append(path)
     return HidingPlan(
-        tuple(cover),
-        tuple(sorted(pin - read_only, key=by_depth)),
-        tuple(sorted(read_only, key=by_depth)),
+        tuple(outermost),
+        tuple(sorted(pin - read_only, key=_depth)),
+        tuple(sorted(read_only, key=_depth)),
         tuple(warnings),
     )
+
+
+def _depth(path: Path) -> tuple[int, Path]:
+    return len(path.parts), path
 
 
 @dataclass(frozen=True)
