@@ -206,3 +206,13 @@ def test_a_policy_travels_as_json(tmp_path: Path) -> None:
     )
     assert SandboxPolicy.from_dict(json.loads(json.dumps(policy.to_dict()))) == policy
     assert SandboxPolicy.from_dict({"workspace": str(tmp_path)}) == SandboxPolicy(workspace=tmp_path)
+
+
+def test_outside_linux_only_the_portable_layers_are_planned(tmp_path: Path) -> None:
+    caps = replace(_NOTHING, linux=False, reasons=(("pid_namespace", "darwin has no namespaces"),))
+    protections = plan(SandboxPolicy(workspace=tmp_path), caps)
+    assert protections.in_force == ("env_scrubbed", "fds_closed", "rlimits")
+    missing = protections.missing()
+    assert missing["pid_namespace"] == "darwin has no namespaces"
+    assert missing["no_new_privs"] == missing["capabilities_dropped"] == "not Linux"
+    assert "max_processes" in missing

@@ -205,19 +205,26 @@ def probe() -> Capabilities:
     """Find out which isolation layers work here, for this uid, without changing the calling process."""
     if sys.platform != "linux":
         why = f"{sys.platform} has no namespaces, Landlock or seccomp"
-        names = ("namespaces", "seccomp", "landlock", "pids_cgroup")
+        features = (
+            "mount_namespace",
+            "network_namespace",
+            "pid_namespace",
+            "seccomp",
+            "landlock",
+            "pids_cgroup",
+        )
         return Capabilities(
-            False,
-            os.geteuid() == 0,
-            "none",
-            False,
-            False,
-            False,
-            False,
-            False,
-            0,
-            None,
-            tuple((n, why) for n in names),
+            linux=False,
+            is_root=os.geteuid() == 0,
+            namespace_mode="none",
+            mount_namespace=False,
+            network_namespace=False,
+            pid_namespace=False,
+            private_proc=False,
+            seccomp=False,
+            landlock_abi=0,
+            pids_cgroup=None,
+            reasons=tuple((feature, why) for feature in features),
         )
     found = _run_child()
     reasons: dict[str, str] = {k: v for k, v in found.get("reasons", {}).items() if v}
