@@ -40,6 +40,7 @@ __all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Ex
 
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 30.0, 1.0, 300.0
 DEFAULT_GRACE = 5.0
+PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
 _REPLAYABLE = ("ok", "tool_error", "invalid_arguments", "timeout", "server_error")
@@ -441,6 +442,8 @@ class Executor:
         config = self.toolbox.config
         kernel_files = [config.source, config.settings_source, user_config_dir()]
         kernel_files += [server.env_file for server in config.servers.values()]
+        # Every project config the kernel could read from this workspace, loaded now or not.
+        kernel_files += [config.workspace / name for name in PROJECT_CONFIG_NAMES]
         hidden = (*default_hidden_paths(), *(Path(p) for p in kernel_files if p is not None))
         settings: dict[str, Any] = {
             "workspace": config.workspace,

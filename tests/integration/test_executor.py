@@ -31,7 +31,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         },
         "quirky": {"command": sys.executable, "args": [str(QUIRKY)]},
     }
-    (path / "codemode.json").write_text(json.dumps({"mcpServers": servers}))
+    (path / "codemode.json").write_text(json.dumps({"mcpServers": servers, "workspace": str(path)}))
     return path
 
 
