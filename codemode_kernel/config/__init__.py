@@ -9,7 +9,16 @@ from .builtin import default_config
 from .codemode import resolve_code_mode
 from .discovery import find_config, user_config_dir
 from .loader import load_config
-from .models import CodeModeSettings, Config, ConfigOrigin, Defaults, ModelConfig, ServerConfig, Transport
+from .models import (
+    CodeModeSettings,
+    Config,
+    ConfigOrigin,
+    Defaults,
+    ModelConfig,
+    SandboxSettings,
+    ServerConfig,
+    Transport,
+)
 from .trust import is_trusted, trust_config
 
 __all__ = [
@@ -18,6 +27,7 @@ __all__ = [
     "ConfigOrigin",
     "Defaults",
     "ModelConfig",
+    "SandboxSettings",
     "ServerConfig",
     "Transport",
     "default_config",

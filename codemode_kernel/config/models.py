@@ -36,6 +36,7 @@ __all__ = [
     "ConfigOrigin",
     "Defaults",
     "ModelConfig",
+    "SandboxSettings",
     "ServerConfig",
     "Transport",
 ]
@@ -182,6 +183,22 @@ class ServerConfig(ConfigModel):
         return self
 
 
+class SandboxSettings(ConfigModel):
+    """How far a code-mode worker is confined (docs/threat-model.md); the defaults are the safe side.
+
+    Paths in ``writable`` and ``hidden`` are relative to the workspace unless absolute; ``hidden`` adds to
+    the built-in list (secret stores under the home, the kernel's config files), never replaces it.
+    """
+
+    network: StrictBool = False
+    writable: list[str] = []
+    hidden: list[str] = []
+    memory_mb: Annotated[int, Field(strict=True, ge=64)] | None = 1024
+    file_size_mb: Annotated[int, Field(strict=True, ge=1)] | None = 256
+    open_files: Annotated[int, Field(strict=True, ge=16)] | None = 256
+    max_processes: Annotated[int, Field(strict=True, ge=1)] | None = 64
+
+
 class CodeModeSettings(ConfigModel):
     """Whether code mode is on, which tools stay classic tools, and how long one execution may run.
 
@@ -193,6 +210,11 @@ class CodeModeSettings(ConfigModel):
     """``tool`` (any server) or ``server/tool``; excluded tools stay classic tools for the agent."""
     timeout: Annotated[float, Field(strict=True, ge=1, le=300)] = 30.0
     """Seconds one code execution may run."""
+    grace: Annotated[float, Field(strict=True, ge=0, le=60)] = 5.0
+    """Seconds between SIGINT and SIGKILL when an execution reaches its deadline."""
+    preload: list[str] = []
+    """Modules the pre-started worker process imports once (``["pandas", "numpy"]``)."""
+    sandbox: SandboxSettings = SandboxSettings()
 
     def is_excluded(self, server: str, tool: str) -> bool:
         """Whether ``tool`` of ``server`` stays out of code mode (listed as ``tool`` or ``server/tool``)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..config import user_config_dir
+from ..config import CodeModeSettings, resolve_code_mode, user_config_dir
 from ..errors import CodeModeError
 from ..toolbox import Toolbox
 from .protocol import ProtocolError, encode_frame, read_frame_async
@@ -89,28 +89,32 @@ class Executor:
         self,
         toolbox: Toolbox,
         *,
-        timeout: float = DEFAULT_TIMEOUT,
-        grace: float = DEFAULT_GRACE,
+        settings: CodeModeSettings | None = None,
+        timeout: float | None = None,
+        grace: float | None = None,
         max_output_bytes: int = 1_000_000,
-        preload: Iterable[str] = (),
+        preload: Iterable[str] | None = None,
         sandbox: Mapping[str, Any] | None = None,
     ) -> None:
         """Set up; the worker process starts with the first run.
 
         Args:
             toolbox: a started Toolbox whose tools the programs call.
-            timeout: default seconds per execution (1 to 300).
-            grace: seconds between SIGINT and SIGKILL at the deadline.
+            settings: code-mode settings; by default the config's ``defaults.codeMode``. The arguments
+                below override them.
+            timeout: default seconds per execution (1 to 300; 30 unless the settings say otherwise).
+            grace: seconds between SIGINT and SIGKILL at the deadline (5).
             max_output_bytes: stdout and stderr kept per execution; the rest is cut (and said so).
             preload: modules the pre-started process imports once (e.g. ``["pandas"]``).
-            sandbox: ``SandboxPolicy`` fields that relax or tighten the defaults, e.g.
+            sandbox: ``SandboxPolicy`` fields that relax or tighten the settings, e.g.
                 ``{"network": True, "memory_mb": 4096}`` (docs/threat-model.md).
         """
         self.toolbox = toolbox
-        self.timeout = _check_timeout(timeout)
-        self.grace = grace
+        self.settings = settings if settings is not None else resolve_code_mode(toolbox.config, None)
+        self.timeout = _check_timeout(timeout if timeout is not None else self.settings.timeout)
+        self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
-        self.preload = tuple(preload)
+        self.preload = tuple(preload if preload is not None else self.settings.preload)
         self.sandbox = dict(sandbox or {})
         self._zygote: Zygote | None = None
         self._zygote_version = -1
@@ -444,11 +448,19 @@ class Executor:
         kernel_files += [server.env_file for server in config.servers.values()]
         # Every project config the kernel could read from this workspace, loaded now or not.
         kernel_files += [config.workspace / name for name in PROJECT_CONFIG_NAMES]
-        hidden = (*default_hidden_paths(), *(Path(p) for p in kernel_files if p is not None))
+        chosen = self.settings.sandbox
+        in_workspace = [config.workspace / os.path.expanduser(p) for p in chosen.hidden]
+        hidden = (*default_hidden_paths(), *(Path(p) for p in kernel_files if p is not None), *in_workspace)
         settings: dict[str, Any] = {
             "workspace": config.workspace,
             "tmp_dir": tmp_dir,
             "hidden": hidden,
+            "writable": tuple(config.workspace / os.path.expanduser(p) for p in chosen.writable),
+            "network": chosen.network,
+            "memory_mb": chosen.memory_mb,
+            "file_size_mb": chosen.file_size_mb,
+            "open_files": chosen.open_files,
+            "max_processes": chosen.max_processes,
             # CPU time may not end a run before its deadline does: the deadline is the rule.
             "cpu_seconds": math.ceil(limit + self.grace + 2),
         }

@@ -210,3 +210,25 @@ def test_pending_mode_stops_at_every_unanswered_call_and_resumes(executor: Execu
     assert result.status == "ok", result.error
     assert rounds == 3  # the parallel batch of three at once, then read_file, then done
     assert result.value is not None and len(result.value["data"]) == 3
+
+
+def test_code_mode_settings_from_the_config_shape_the_sandbox(tmp_path: Path) -> None:
+    settings = {
+        "timeout": 7,
+        "grace": 1,
+        "preload": ["colorsys"],
+        "sandbox": {"network": True, "memoryMb": 512},
+    }
+    config = {"mcpServers": {}, "workspace": str(tmp_path), "defaults": {"codeMode": settings}}
+    (tmp_path / "codemode.json").write_text(json.dumps(config))
+    with Toolbox(load_config(tmp_path / "codemode.json")) as tb, Executor(tb) as ex:
+        assert ex.timeout == 7 and ex.grace == 1
+        result = ex.run(
+            "import socket, resource, sys\nsocket.socket().close()\n"
+            "[resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20, 'colorsys' in sys.modules]"
+        )
+        assert result.status == "ok", result.error
+        assert result.value == {"kind": "json", "data": [512, True]}
+        assert result.timeout_s == 7
+        assert "network_namespace" not in result.protections
+        assert any(p.startswith("missing:network_namespace") for p in result.protections)
