@@ -191,8 +191,28 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         print(_describe_server(status))
         problems += status.state == "failed"
     print(f"tools: {tool_count} Python functions")
+    problems += _print_sandbox(config)
     print("no problems found" if problems == 0 else f"{problems} problem(s) found")
     return EXIT_OK if problems == 0 else EXIT_PROBLEMS
+
+
+def _print_sandbox(config: Config) -> int:
+    """What isolates code-mode workers here, naming each missing layer loudly; returns how many are missing."""
+    from .config import resolve_code_mode
+    from .executor.sandbox import SandboxPolicy, plan, probe
+
+    settings = resolve_code_mode(config, None).sandbox
+    policy = SandboxPolicy(workspace=config.workspace, network=settings.network, memory_mb=settings.memory_mb)
+    protections = plan(policy, probe())
+    print("code-mode sandbox:")
+    print(f"  in force: {', '.join(protections.in_force) or 'nothing'}")
+    missing = protections.missing()
+    for layer, reason in missing.items():
+        print(f"  {'off' if 'by the policy' in reason else 'MISSING'} {layer}: {reason}")
+    for warning in protections.warnings:
+        print(f"  warning: {warning}")
+    # Layers the user switched off on purpose (network: true) are not problems.
+    return sum(1 for reason in missing.values() if "by the policy" not in reason)
 
 
 def _print_config(config: Config) -> None:

@@ -128,6 +128,7 @@ def test_doctor_reports_each_server_and_the_fix(project: Path, home: Path) -> No
     healthy = codemode("doctor", cwd=project, home=home)
     assert healthy.returncode == 0, healthy.stdout
     assert "embedded demo servers" in healthy.stdout and "no problems found" in healthy.stdout
+    assert "code-mode sandbox:" in healthy.stdout and "pid_namespace" in healthy.stdout
 
 
 def test_run_prints_output_and_value_and_uses_the_exit_codes(project: Path, home: Path) -> None:
