@@ -197,7 +197,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _print_sandbox(config: Config) -> int:
-    """What isolates code-mode workers here, naming each missing layer loudly; returns how many are missing."""
+    """What isolates code-mode workers here, naming each missing layer loudly; returns the count missing."""
     from .config import resolve_code_mode
     from .executor.sandbox import SandboxPolicy, plan, probe
 
