@@ -48,6 +48,24 @@ _ERROR_FOR_STATUS = {"invalid_arguments": "ToolArgumentError", "timeout": "ToolT
 
 
 @dataclass
+class _Worker:
+    """A forked, sandboxed worker waiting for its program on ``sock``."""
+
+    pid: int
+    exited: asyncio.Future[WorkerExit]
+    sock: socket.socket
+    tmp_dir: Path
+    version: int
+
+
+def _discard(worker: _Worker) -> None:
+    """Kill a worker that will not be used, and remove its temp dir."""
+    _kill_group(worker.pid, signal.SIGKILL)
+    worker.sock.close()
+    shutil.rmtree(worker.tmp_dir, ignore_errors=True)
+
+
+@dataclass
 class _Execution:
     """The state of one running execution, on the hub's loop."""
 
@@ -118,6 +136,9 @@ class Executor:
         self.sandbox = dict(sandbox or {})
         self._zygote: Zygote | None = None
         self._zygote_version = -1
+        self._spare: _Worker | None = None
+        self._refill: asyncio.Future[None] | None = None
+        self._closing = False
         self._lock: asyncio.Lock | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -137,14 +158,22 @@ class Executor:
         await self.aclose()
 
     def close(self) -> None:
-        """Stop the pre-started worker process."""
+        """Stop the pre-started worker process and the worker prepared ahead."""
         if self._zygote is not None:
-            self.toolbox.hub.loop_thread.run(self._stop_zygote())
+            self.toolbox.hub.loop_thread.run(self._shut_down())
 
     async def aclose(self) -> None:
         """Async twin of ``close``."""
         if self._zygote is not None:
-            await self.toolbox.hub.loop_thread.run_async(self._stop_zygote())
+            await self.toolbox.hub.loop_thread.run_async(self._shut_down())
+
+    async def _shut_down(self) -> None:
+        self._closing = True
+        if self._refill is not None:
+            self._refill.cancel()
+            with contextlib.suppress(BaseException):
+                await self._refill
+        await self._stop_zygote()
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -196,16 +225,56 @@ class Executor:
         started = time.monotonic()
         encoded_inputs = encode_inputs(inputs or {})
         try:
-            zygote = await self._current_zygote()
-        except ZygoteError as exc:
-            return self._internal(execution_id, started, limit, str(exc))
-        tmp_dir = Path(tempfile.mkdtemp(prefix="codemode-run-"))
+            worker = await self._take_worker()
+        except (ZygoteError, OSError, TimeoutError) as exc:
+            return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
         try:
             return await self._execute(
-                code, limit, execution_id, started, encoded_inputs, book, pending, zygote, tmp_dir
+                code, limit, execution_id, started, encoded_inputs, book, pending, worker
             )
         finally:
-            await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, tmp_dir, True)
+            await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
+
+    async def _take_worker(self) -> _Worker:
+        """A sandboxed worker waiting for its program: the spare one if it is fresh, else a new one.
+
+        Entering the sandbox costs a few milliseconds per worker (namespaces, mounts, a second fork), so
+        one worker is always prepared ahead, while nothing runs, and an execution only sends its program.
+        """
+        self._closing = False
+        zygote = await self._current_zygote()
+        spare, self._spare = self._spare, None
+        if spare is not None and (spare.version != self._zygote_version or spare.exited.done()):
+            _discard(spare)
+            spare = None
+        worker = spare if spare is not None else await self._spawn(zygote)
+        if self._refill is None or self._refill.done():
+            self._refill = asyncio.ensure_future(self._prepare_spare())
+        return worker
+
+    async def _spawn(self, zygote: Zygote) -> _Worker:
+        tmp_dir = Path(tempfile.mkdtemp(prefix="codemode-run-"))
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid, exited = await zygote.spawn(theirs, self._policy(tmp_dir))
+        except BaseException:
+            ours.close()
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+            raise
+        finally:
+            theirs.close()
+        return _Worker(pid, exited, ours, tmp_dir, self._zygote_version)
+
+    async def _prepare_spare(self) -> None:
+        try:
+            zygote = await self._current_zygote()
+            worker = await self._spawn(zygote)
+        except Exception:  # the next execution spawns its own worker and reports what went wrong
+            return
+        if self._spare is not None or self._closing:
+            _discard(worker)
+        else:
+            self._spare = worker
 
     async def _execute(
         self,
@@ -216,18 +285,10 @@ class Executor:
         encoded_inputs: dict[str, Any],
         book: ReplayBook | None,
         pending: bool,
-        zygote: Zygote,
-        tmp_dir: Path,
+        worker: _Worker,
     ) -> ExecutionResult:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            pid, exited = await zygote.spawn(theirs, self._policy(limit, tmp_dir))
-        except (ZygoteError, OSError, TimeoutError) as exc:
-            ours.close()
-            return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
-        finally:
-            theirs.close()
-        reader, writer = await asyncio.open_unix_connection(sock=ours, limit=1 << 20)
+        pid, exited = worker.pid, worker.exited
+        reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
         state = _Execution(
             execution_id, writer, self.max_output_bytes, book=book, pending_mode=pending and book is not None
         )
@@ -407,8 +468,7 @@ class Executor:
     ) -> tuple[ExecutionStatus, dict[str, Any] | None]:
         """Status and error once the channel has ended (done, closed, or broken)."""
         if state.done is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(exited), _EXIT_WAIT)
+            # The worker's report is final; it is killed (with anything it left) right after this.
             done_status = state.done.get("status")
             error = state.done.get("error")
             if done_status == "ok":
@@ -441,8 +501,8 @@ class Executor:
         if serve is not None:
             serve.cancel()
 
-    def _policy(self, limit: float, tmp_dir: Path) -> dict[str, Any]:
-        """The sandbox policy of one execution, as JSON for the zygote."""
+    def _policy(self, tmp_dir: Path) -> dict[str, Any]:
+        """The sandbox policy of one worker, as JSON for the zygote."""
         config = self.toolbox.config
         kernel_files = [config.source, config.settings_source, user_config_dir()]
         kernel_files += [server.env_file for server in config.servers.values()]
@@ -461,8 +521,9 @@ class Executor:
             "file_size_mb": chosen.file_size_mb,
             "open_files": chosen.open_files,
             "max_processes": chosen.max_processes,
-            # CPU time may not end a run before its deadline does: the deadline is the rule.
-            "cpu_seconds": math.ceil(limit + self.grace + 2),
+            # CPU time may not end a run before its deadline does (a worker is prepared before its
+            # timeout is known): the deadline is the rule, this is the backstop.
+            "cpu_seconds": math.ceil(MAX_TIMEOUT + self.grace + 2),
         }
         settings.update(self.sandbox)
         return SandboxPolicy(**settings).to_dict()
@@ -499,6 +560,9 @@ class Executor:
             return self._zygote
 
     async def _stop_zygote(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            _discard(spare)
         zygote, self._zygote = self._zygote, None
         if zygote is not None:
             await asyncio.get_running_loop().run_in_executor(None, zygote.stop)

@@ -17,6 +17,7 @@ what the machine supports is probed once, here, at start.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -27,6 +28,12 @@ import sys
 import traceback
 from collections.abc import Sequence
 from typing import Any
+
+# Imported here, once, by the zygote: a forked worker finds them loaded instead of importing them again.
+from .channel import Channel
+from .sandbox import SandboxError, SandboxPolicy, enter_sandbox, probe
+from .toolset import ToolRuntime, build_tools_module
+from .worker import run_one
 
 __all__ = ["main"]
 
@@ -63,10 +70,6 @@ def _child(
     runtime: Any,
 ) -> None:
     """In the forked worker: detach, confine, run the program, exit without running the parent's cleanups."""
-    from .channel import Channel
-    from .sandbox import SandboxError, SandboxPolicy, enter_sandbox
-    from .worker import run_one
-
     code = 0
     try:
         control.close()
@@ -97,9 +100,6 @@ def _child(
 
 def serve(control: socket.socket, setup: dict[str, Any]) -> None:
     """Preload, build the tools module, then fork a worker for every ``spawn`` until told to exit."""
-    from .sandbox import probe
-    from .toolset import ToolRuntime, build_tools_module
-
     for name in setup.get("preload") or ():
         try:
             importlib.import_module(name)
@@ -109,10 +109,20 @@ def serve(control: socket.socket, setup: dict[str, Any]) -> None:
     tools_module = build_tools_module(setup.get("tools") or [], runtime)
     caps = probe()
     _send(control, {"type": "ready", "pid": os.getpid(), "capabilities": caps.to_dict()})
+    # SIGCHLD writes a byte to this pipe, so a worker's exit is reported at once (a crash is seen fast).
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
+    signal.set_wakeup_fd(wake_write)
     while True:
-        readable, _, _ = select.select([control], [], [], 0.05)
+        watched: list[Any] = [control, wake_read]
+        readable, _, _ = select.select(watched, [], [], 1.0)
+        if wake_read in readable:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake_read, 4096)
         _reap(control)
-        if not readable:
+        if control not in readable:
             continue
         data, fds, _flags, _addr = socket.recv_fds(control, _CONTROL_PACKET, 4)
         if not data:
@@ -127,6 +137,9 @@ def serve(control: socket.socket, setup: dict[str, Any]) -> None:
             continue
         pid = os.fork()
         if pid == 0:
+            signal.set_wakeup_fd(-1)
+            os.close(wake_read)
+            os.close(wake_write)
             _child(control, fds[0], message["policy"], caps, tools_module, runtime)
         os.close(fds[0])
         _send(control, {"type": "spawned", "id": message.get("id"), "pid": pid})

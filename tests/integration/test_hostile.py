@@ -50,7 +50,8 @@ def executor(workspace: Path) -> Iterator[Executor]:
 
 
 def worker_processes(executor: Executor) -> list[int]:
-    """The pre-started zygote of this executor and every process descended from it."""
+    """The pre-started zygote of this executor and every process descended from it, except the worker
+    prepared ahead for the next execution (and its own children: it has not run anything yet)."""
     zygote = executor._zygote
     assert zygote is not None
     parents: dict[int, int] = {}
@@ -62,13 +63,18 @@ def worker_processes(executor: Executor) -> list[int]:
                 continue
             ppid = next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:"))
             parents[int(entry.name)] = int(ppid)
-    family = {zygote.process.pid}
-    grew = True
-    while grew:
-        children = {pid for pid, ppid in parents.items() if ppid in family} - family
-        family |= children
-        grew = bool(children)
-    return sorted(family)
+    def descendants(root: int) -> set[int]:
+        family = {root}
+        grew = True
+        while grew:
+            children = {pid for pid, ppid in parents.items() if ppid in family} - family
+            family |= children
+            grew = bool(children)
+        return family
+
+    spare = executor._spare
+    ahead = descendants(spare.pid) if spare is not None else set()
+    return sorted(descendants(zygote.process.pid) - ahead)
 
 
 def run_and_check(executor: Executor, code: str, *, timeout: float = TIMEOUT) -> ExecutionResult:
