@@ -44,6 +44,7 @@ class Channel:
         self._lock = threading.Lock()
         self._closed = False
         self.on_message: Callable[[dict[str, Any]], None] | None = None
+        self.on_close: Callable[[], None] | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one frame (thread-safe)."""
@@ -109,6 +110,8 @@ class Channel:
             pending, self._pending = self._pending, {}
         for future in pending.values():
             future.set_exception(ChannelClosed("the kernel closed the channel during a tool call"))
+        if self.on_close is not None:
+            self.on_close()
 
 
 def _error_from(data: dict[str, Any]) -> Exception:

@@ -40,6 +40,7 @@ __all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Ex
 
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 30.0, 1.0, 300.0
 DEFAULT_GRACE = 5.0
+DEFAULT_SESSION_IDLE = 600.0
 PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
@@ -63,6 +64,21 @@ def _discard(worker: _Worker) -> None:
     _kill_group(worker.pid, signal.SIGKILL)
     worker.sock.close()
     shutil.rmtree(worker.tmp_dir, ignore_errors=True)
+
+
+@dataclass
+class _Session:
+    """A worker that keeps its program's globals from one run to the next."""
+
+    name: str
+    worker: _Worker
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    protections: dict[str, Any] = field(default_factory=dict)
+    runs: int = 0
+    alive: bool = True
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    idle: asyncio.TimerHandle | None = None
 
 
 @dataclass
@@ -113,6 +129,7 @@ class Executor:
         max_output_bytes: int = 1_000_000,
         preload: Iterable[str] | None = None,
         sandbox: Mapping[str, Any] | None = None,
+        session_idle: float = DEFAULT_SESSION_IDLE,
     ) -> None:
         """Set up; the worker process starts with the first run.
 
@@ -126,6 +143,7 @@ class Executor:
             preload: modules the pre-started process imports once (e.g. ``["pandas"]``).
             sandbox: ``SandboxPolicy`` fields that relax or tighten the settings, e.g.
                 ``{"network": True, "memory_mb": 4096}`` (docs/threat-model.md).
+            session_idle: seconds a session may go without a run before its worker is ended.
         """
         self.toolbox = toolbox
         self.settings = settings if settings is not None else resolve_code_mode(toolbox.config, None)
@@ -137,6 +155,8 @@ class Executor:
         self._zygote: Zygote | None = None
         self._zygote_version = -1
         self._spare: _Worker | None = None
+        self._sessions: dict[str, _Session] = {}
+        self.session_idle = session_idle
         self._refill: asyncio.Future[None] | None = None
         self._closing = False
         self._lock: asyncio.Lock | None = None
@@ -169,6 +189,8 @@ class Executor:
 
     async def _shut_down(self) -> None:
         self._closing = True
+        for name in list(self._sessions):
+            await self._end_session(name)
         if self._refill is not None:
             self._refill.cancel()
             with contextlib.suppress(BaseException):
@@ -183,6 +205,7 @@ class Executor:
         *,
         timeout: float | None = None,
         inputs: Mapping[str, Any] | None = None,
+        session: str | None = None,
         replay: Sequence[Mapping[str, Any]] | None = None,
         pending: bool = False,
     ) -> ExecutionResult:
@@ -192,12 +215,14 @@ class Executor:
             code: the program, as written (Markdown fences and a ``%%codemode`` line are tolerated).
             timeout: seconds, 1 to 300 (default: the executor's, 30).
             inputs: globals for the program, sent as data (JSON, bytes, DataFrames, arrays).
+            session: run in the named session: its worker keeps the globals of earlier runs until
+                ``close_session(name)``, ``close()``, a crash, or ``session_idle`` seconds without a run.
             replay: tool calls recorded by an earlier run (``result.tool_calls``): they are answered
                 from this record and no server is called.
             pending: with ``replay``, a call missing from the record stops the run with status
                 ``pending`` (listing every call the program waits on) instead of failing it.
         """
-        return self.toolbox.hub.loop_thread.run(self._run(code, timeout, inputs, replay, pending))
+        return self.toolbox.hub.loop_thread.run(self._run(code, timeout, inputs, session, replay, pending))
 
     async def arun(
         self,
@@ -205,17 +230,29 @@ class Executor:
         *,
         timeout: float | None = None,
         inputs: Mapping[str, Any] | None = None,
+        session: str | None = None,
         replay: Sequence[Mapping[str, Any]] | None = None,
         pending: bool = False,
     ) -> ExecutionResult:
         """Async twin of ``run``, awaitable from any event loop."""
-        return await self.toolbox.hub.loop_thread.run_async(self._run(code, timeout, inputs, replay, pending))
+        loop_thread = self.toolbox.hub.loop_thread
+        return await loop_thread.run_async(self._run(code, timeout, inputs, session, replay, pending))
+
+    @property
+    def sessions(self) -> list[str]:
+        """Names of the sessions whose worker is alive."""
+        return [name for name, s in self._sessions.items() if s.alive]
+
+    def close_session(self, name: str) -> bool:
+        """End a session (its worker and every process it started); False when there was none."""
+        return self.toolbox.hub.loop_thread.run(self._end_session(name))
 
     async def _run(
         self,
         code: str,
         timeout: float | None,
         inputs: Mapping[str, Any] | None,
+        session: str | None,
         replay: Sequence[Mapping[str, Any]] | None,
         pending: bool,
     ) -> ExecutionResult:
@@ -224,6 +261,10 @@ class Executor:
         execution_id = uuid.uuid4().hex[:12]
         started = time.monotonic()
         encoded_inputs = encode_inputs(inputs or {})
+        if session is not None:
+            return await self._run_in_session(
+                session, code, limit, execution_id, started, encoded_inputs, book, pending
+            )
         try:
             worker = await self._take_worker()
         except (ZygoteError, OSError, TimeoutError) as exc:
@@ -234,6 +275,56 @@ class Executor:
             )
         finally:
             await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
+
+    async def _run_in_session(
+        self,
+        name: str,
+        code: str,
+        limit: float,
+        execution_id: str,
+        started: float,
+        encoded_inputs: dict[str, Any],
+        book: ReplayBook | None,
+        pending: bool,
+    ) -> ExecutionResult:
+        current = self._sessions.get(name)
+        if current is not None and (
+            not current.alive or current.worker.version != self.toolbox.hub.tools_version
+        ):
+            await self._end_session(name)  # dead, or made for tools that changed since
+            current = None
+        if current is None:
+            try:
+                worker = await self._take_worker()
+            except (ZygoteError, OSError, TimeoutError) as exc:
+                return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
+            reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
+            current = self._sessions[name] = _Session(name, worker, reader, writer)
+        if current.idle is not None:
+            current.idle.cancel()
+        async with current.lock:  # one run at a time per session
+            result = await self._execute(
+                code, limit, execution_id, started, encoded_inputs, book, pending, current.worker, current
+            )
+        if current.alive:
+            loop = asyncio.get_running_loop()
+            current.idle = loop.call_later(
+                self.session_idle, lambda: asyncio.ensure_future(self._end_session(name))
+            )
+        else:
+            await self._end_session(name)
+        return result
+
+    async def _end_session(self, name: str) -> bool:
+        session = self._sessions.pop(name, None)
+        if session is None:
+            return False
+        if session.idle is not None:
+            session.idle.cancel()
+        session.alive = False
+        session.writer.close()
+        _discard(session.worker)
+        return True
 
     async def _take_worker(self) -> _Worker:
         """A sandboxed worker waiting for its program: the spare one if it is fresh, else a new one.
@@ -286,47 +377,60 @@ class Executor:
         book: ReplayBook | None,
         pending: bool,
         worker: _Worker,
+        session: _Session | None = None,
     ) -> ExecutionResult:
         pid, exited = worker.pid, worker.exited
-        reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
+        if session is None:
+            reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
+        else:
+            reader, writer = session.reader, session.writer
         state = _Execution(
             execution_id, writer, self.max_output_bytes, book=book, pending_mode=pending and book is not None
         )
         status: ExecutionStatus
         error: dict[str, Any] | None = None
+        keep = False
         try:
             state.reply(
                 {
                     "type": "run",
                     "code": code,
-                    "filename": "<code>",
+                    "filename": f"<code-{session.runs}>" if session else "<code>",
                     "inputs": encoded_inputs,
                     "execution_id": execution_id,
+                    "session": session is not None,
                 }
             )
             serve = asyncio.ensure_future(self._serve(reader, state))
             try:
                 stopped_pending = await self._wait(serve, state, limit)
             except TimeoutError:
-                await self._stop(pid, serve, exited)
+                answered = await self._stop(pid, serve, exited, wait_for_answer=session is not None)
                 status, error = "timeout", _timeout_error(limit)
+                keep = answered  # a session survives a deadline its program gave in to
             else:
                 if stopped_pending:
                     serve.cancel()
-                    _kill_group(pid, signal.SIGKILL)
                     status, error = "pending", None
                 else:
                     status, error = await self._classify(state, pid, exited)
+                    keep = status in ("ok", "error")
         except asyncio.CancelledError:
             # Interrupted (a kernel interrupt, or the caller gave up): the worker goes the same way.
             with contextlib.suppress(BaseException):
-                await asyncio.shield(self._stop(pid, None, exited))
+                await asyncio.shield(self._stop(pid, None, exited, wait_for_answer=False))
+            keep = False
             raise
         finally:
             for task in state.calls:
                 task.cancel()  # in-flight tool calls are cancelled at their servers
-            writer.close()
-            _kill_group(pid, signal.SIGKILL)
+            if session is None or not keep:
+                writer.close()
+                _kill_group(pid, signal.SIGKILL)
+        if session is not None:
+            session.runs += 1
+            session.protections = state.protections or session.protections
+            session.alive = keep
         value = state.done.get("value") if state.done and status == "ok" else None
         return ExecutionResult(
             status=status,
@@ -339,7 +443,7 @@ class Executor:
             tool_calls=self._calls_of(execution_id),
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
-            protections=_protection_list(state.protections),
+            protections=_protection_list(state.protections or (session.protections if session else {})),
             pending_calls=[{k: c[k] for k in ("server", "tool", "arguments")} for c in state.pending],
         )
 
@@ -491,15 +595,31 @@ class Executor:
         return "crashed", {"type": "WorkerCrashed", "message": f"the worker {description} before finishing"}
 
     async def _stop(
-        self, pid: int, serve: asyncio.Future[None] | None, exited: asyncio.Future[WorkerExit]
-    ) -> None:
-        """SIGINT, a grace period, then SIGKILL of the worker's process group."""
+        self,
+        pid: int,
+        serve: asyncio.Future[None] | None,
+        exited: asyncio.Future[WorkerExit],
+        *,
+        wait_for_answer: bool,
+    ) -> bool:
+        """SIGINT, a grace period, then SIGKILL of the worker's process group.
+
+        With ``wait_for_answer`` (a session), a program that gives in to the SIGINT and reports back within
+        the grace period keeps its worker: returns True and kills nothing.
+        """
         _kill_group(pid, signal.SIGINT)
-        with contextlib.suppress(TimeoutError, Exception):
-            await asyncio.wait_for(asyncio.shield(exited), self.grace)
+        if wait_for_answer and serve is not None:
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(serve), self.grace)
+            if serve.done() and not serve.cancelled():
+                return True
+        else:
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(exited), self.grace)
         _kill_group(pid, signal.SIGKILL)
         if serve is not None:
             serve.cancel()
+        return False
 
     def _policy(self, tmp_dir: Path) -> dict[str, Any]:
         """The sandbox policy of one worker, as JSON for the zygote."""

@@ -32,6 +32,7 @@ __all__ = [
     "error_record",
     "format_error_text",
     "prepare",
+    "remember_run",
     "run_prepared",
 ]
 
@@ -341,6 +342,7 @@ class _Frame(NamedTuple):
     line: int | None
     column: int | None  # 1-based, in characters of the written line
     end_column: int | None
+    source: PreparedCode | None = None  # the program it belongs to: this run's, or an earlier one's
 
 
 def _runtime_record(exc: BaseException, prepared: PreparedCode | None) -> dict[str, Any]:
@@ -349,6 +351,7 @@ def _runtime_record(exc: BaseException, prepared: PreparedCode | None) -> dict[s
     own = [frame for frame in frames if frame.own]
     innermost = own[-1] if own else None
     line = innermost.line if innermost else None
+    where = innermost.source if innermost and innermost.source else prepared
     name, message = _type_name(exc), _message(exc)
     lines = _render_frames(frames, prepared) if prepared is not None else _render_foreign(frames)
     lines.append(f"{name}: {message}")
@@ -358,7 +361,7 @@ def _runtime_record(exc: BaseException, prepared: PreparedCode | None) -> dict[s
         "message": message,
         "line": line,
         "column": innermost.column if innermost else None,
-        "source_line": prepared.line(line) if prepared and innermost else None,
+        "source_line": where.line(line) if where and innermost else None,
         "traceback": "\n".join(lines),
     }
 
@@ -368,11 +371,13 @@ def _frames(tb: TracebackType | None, prepared: PreparedCode | None) -> list[_Fr
     frames = []
     for entry in _walk(tb):
         code = entry.tb_frame.f_code
-        own = prepared is not None and code.co_filename == prepared.filename
+        source = prepared if prepared is not None and code.co_filename == prepared.filename else None
+        if source is None and prepared is not None:
+            source = _EARLIER_RUNS.get(code.co_filename)  # a function a session's earlier run defined
         column = end_column = None
-        if own and prepared is not None:
-            column, end_column = _columns(entry, prepared)
-        frames.append(_Frame(own, code.co_name, entry.tb_lineno, column, end_column))
+        if source is not None:
+            column, end_column = _columns(entry, source)
+        frames.append(_Frame(source is not None, code.co_name, entry.tb_lineno, column, end_column, source))
     return frames
 
 
@@ -411,7 +416,7 @@ def _render_frames(frames: list[_Frame], prepared: PreparedCode) -> list[str]:
         group = list(run)
         if own:
             seen_own = True
-            entries.extend(_frame_lines(frame, prepared) for frame in group)
+            entries.extend(_frame_lines(frame, frame.source or prepared) for frame in group)
         elif seen_own:  # frames before the first own frame are the runner's: not the author's business
             count = f"{len(group)} frame{'s' if len(group) > 1 else ''}"
             entries.append([f"  [called {group[0].name}(), outside your code: {count} not shown]"])
@@ -426,6 +431,17 @@ def _render_foreign(frames: list[_Frame]) -> list[str]:
     if not frames:
         return []
     return ["Traceback (most recent call last):", *(f"  line {f.line}, in {f.name}" for f in frames[-5:])]
+
+
+def remember_run(prepared: PreparedCode) -> None:
+    """Keep a session's program so that errors raised later in functions it defined show its lines.
+
+    Each run of a session needs a filename of its own (``<code-3>``) for this to tell them apart.
+    """
+    _EARLIER_RUNS[prepared.filename] = prepared
+
+
+_EARLIER_RUNS: dict[str, PreparedCode] = {}
 
 
 def _frame_lines(frame: _Frame, prepared: PreparedCode) -> list[str]:

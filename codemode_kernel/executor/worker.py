@@ -11,6 +11,8 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
+import os
+import queue
 import sys
 import threading
 import types
@@ -18,11 +20,12 @@ from typing import Any
 
 from .. import errors
 from .channel import Channel
-from .source import CodeSyntaxError, PreparedCode, error_record, prepare, run_prepared
+from .sandbox import kill_namespace
+from .source import CodeSyntaxError, PreparedCode, error_record, prepare, remember_run, run_prepared
 from .toolset import HELPER_NAMES
 from .values import decode_inputs, encode_value
 
-__all__ = ["run_one"]
+__all__ = ["program_globals", "serve"]
 
 _FLUSH_BYTES = 8192
 
@@ -84,20 +87,43 @@ def program_globals(tools_module: types.ModuleType, inputs: dict[str, Any]) -> d
     return namespace
 
 
-def run_one(channel: Channel, tools_module: types.ModuleType) -> None:
-    """Serve one ``run`` request on ``channel``, then return (the caller exits the process)."""
+def serve(channel: Channel, tools_module: types.ModuleType) -> None:
+    """Serve ``run`` requests on ``channel``: one, or, when the first says ``session``, until closed.
+
+    A session keeps the program's globals from one run to the next; what a run started in the background
+    (processes, when this is PID 1 of a namespace) is ended before the next run begins.
+    """
     request = channel.read()
     if request is None or request.get("type") != "run":
         return
+    requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+    channel.on_message = requests.put
+    channel.on_close = lambda: requests.put(None)
     channel.start_reader()
     stdout, stderr = StreamToChannel(channel, "stdout"), StreamToChannel(channel, "stderr")
     sys.stdout, sys.stderr = stdout, stderr  # type: ignore[assignment]
+    namespace: dict[str, Any] = program_globals(tools_module, {})
+    session = bool(request.get("session"))
+    while request is not None:
+        channel.send(_run(request, namespace, stdout, stderr))
+        if not session:
+            return
+        _end_background_processes()
+        request = requests.get()
+
+
+def _run(
+    request: dict[str, Any], namespace: dict[str, Any], stdout: StreamToChannel, stderr: StreamToChannel
+) -> dict[str, Any]:
+    """Run one program in ``namespace``; the ``done`` message to send back."""
     done: dict[str, Any]
     prepared: PreparedCode | None = None
     try:
-        inputs = decode_inputs(request.get("inputs") or {})
+        namespace.update(decode_inputs(request.get("inputs") or {}))
         prepared = prepare(str(request.get("code", "")), filename=str(request.get("filename") or "<code>"))
-        value = run_prepared(prepared, program_globals(tools_module, inputs))
+        if request.get("session"):
+            remember_run(prepared)
+        value = run_prepared(prepared, namespace)
         done = {"type": "done", "status": "ok", "value": encode_value(value), "error": None}
     except CodeSyntaxError as exc:
         done = {"type": "done", "status": "error", "value": None, "error": exc.error}
@@ -110,4 +136,11 @@ def run_one(channel: Channel, tools_module: types.ModuleType) -> None:
         done = {"type": "done", "status": "error", "value": None, "error": error_record(exc, prepared)}
     stdout.flush()
     stderr.flush()
-    channel.send(done)
+    return done
+
+
+def _end_background_processes() -> None:
+    """Between two runs of a session: no process one run started lives on into the next."""
+    if os.getpid() == 1:
+        with contextlib.suppress(RuntimeError):
+            kill_namespace()

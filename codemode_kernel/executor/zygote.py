@@ -33,7 +33,7 @@ from typing import Any
 from .channel import Channel
 from .sandbox import SandboxError, SandboxPolicy, enter_sandbox, probe
 from .toolset import ToolRuntime, build_tools_module
-from .worker import run_one
+from .worker import serve as serve_programs
 
 __all__ = ["main"]
 
@@ -87,7 +87,7 @@ def _child(
             raise
         channel.send({"type": "protections", **protections.to_dict()})
         runtime.channel = channel
-        run_one(channel, tools_module)
+        serve_programs(channel, tools_module)
     except BaseException:
         traceback.print_exc(file=sys.__stderr__)
         code = 70

@@ -232,3 +232,46 @@ def test_code_mode_settings_from_the_config_shape_the_sandbox(tmp_path: Path) ->
         assert result.timeout_s == 7
         assert "network_namespace" not in result.protections
         assert any(p.startswith("missing:network_namespace") for p in result.protections)
+
+
+def test_a_session_keeps_its_globals_and_nothing_else(executor: Executor) -> None:
+    assert (
+        executor.run(
+            "x = 41\nimport os\nchild = os.fork() or 0\nif child == 0:\n    import time\n"
+            "    time.sleep(1000)\nchild",
+            session="s",
+        ).status
+        == "ok"
+    )
+    assert executor.run("x + 1", session="s").value == {"kind": "json", "data": 42}
+    alive = executor.run(
+        "import os\ntry:\n    os.kill(child, 0)\n    out = True\nexcept OSError:\n    out = False\nout",
+        session="s",
+    )
+    assert alive.value == {"kind": "json", "data": False}  # what one run started is gone before the next
+    assert executor.run("x").status == "error"  # no session: a fresh interpreter
+    assert "s" in executor.sessions
+
+
+def test_a_session_survives_a_deadline_its_program_gives_in_to(executor: Executor) -> None:
+    executor.run("y = 'kept'", session="t")
+    stopped = executor.run("while True:\n    pass", session="t", timeout=1)
+    assert stopped.status == "timeout"
+    assert executor.run("y", session="t").value == {"kind": "text", "text": "kept"}
+    stubborn = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
+    assert executor.run(stubborn, session="t", timeout=1).status == "timeout"
+    assert "t" not in executor.sessions  # killed: the session is gone
+    fresh = executor.run("y", session="t")
+    assert fresh.status == "error" and fresh.error is not None and fresh.error["type"] == "NameError"
+    assert executor.close_session("t") and not executor.close_session("t")
+
+
+def test_errors_in_a_session_name_the_lines_of_their_own_run(executor: Executor) -> None:
+    executor.run("def f():\n    return 1 / 0", session="u")
+    result = executor.run("\n\nf()", session="u")
+    assert result.status == "error" and result.error is not None
+    # Innermost frame first, as Python does: line 2 of the run that defined f, named in the traceback.
+    assert result.error["line"] == 2 and "1 / 0" in result.error["source_line"]
+    trace = result.error["traceback"]
+    assert 'File "<code-1>", line 3' in trace and 'File "<code-0>", line 2, in f' in trace
+    executor.close_session("u")
