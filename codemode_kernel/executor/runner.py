@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import shutil
@@ -20,7 +21,7 @@ import socket
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +42,11 @@ __all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Ex
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 30.0, 1.0, 300.0
 DEFAULT_GRACE = 5.0
 DEFAULT_SESSION_IDLE = 600.0
+
+OutputCallback = Callable[[str, str], None]
+"""``on_output(stream, text)``: what the program printed, as it prints it."""
+
+log = logging.getLogger(__name__)
 PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
@@ -100,6 +106,7 @@ class _Execution:
     pending: list[dict[str, Any]] = field(default_factory=list)
     pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
     protections: dict[str, Any] = field(default_factory=dict)
+    on_output: OutputCallback | None = None
 
     def output(self, stream: str, data: str) -> None:
         room = self.max_output - self.output_size
@@ -110,6 +117,11 @@ class _Execution:
             data, self.truncated = data[:room], True
         self.output_size += len(data)
         (self.stdout if stream == "stdout" else self.stderr).append(data)
+        if self.on_output is not None:
+            try:
+                self.on_output(stream, data)
+            except Exception:  # a broken live view must not break the execution
+                log.exception("an on_output callback failed")
 
     def reply(self, message: dict[str, Any]) -> None:
         if not self.writer.is_closing():
@@ -208,6 +220,7 @@ class Executor:
         session: str | None = None,
         replay: Sequence[Mapping[str, Any]] | None = None,
         pending: bool = False,
+        on_output: OutputCallback | None = None,
     ) -> ExecutionResult:
         """Run ``code`` and return its ExecutionResult; blocks (an interrupt stops the worker).
 
@@ -221,8 +234,11 @@ class Executor:
                 from this record and no server is called.
             pending: with ``replay``, a call missing from the record stops the run with status
                 ``pending`` (listing every call the program waits on) instead of failing it.
+            on_output: called with ``("stdout" | "stderr", text)`` as the program prints, on the hub's
+                thread (keep it short): for live views. Tool calls are seen with ``hub.call_log.subscribe``.
         """
-        return self.toolbox.hub.loop_thread.run(self._run(code, timeout, inputs, session, replay, pending))
+        runner = self._run(code, timeout, inputs, session, replay, pending, on_output)
+        return self.toolbox.hub.loop_thread.run(runner)
 
     async def arun(
         self,
@@ -233,10 +249,11 @@ class Executor:
         session: str | None = None,
         replay: Sequence[Mapping[str, Any]] | None = None,
         pending: bool = False,
+        on_output: OutputCallback | None = None,
     ) -> ExecutionResult:
         """Async twin of ``run``, awaitable from any event loop."""
-        loop_thread = self.toolbox.hub.loop_thread
-        return await loop_thread.run_async(self._run(code, timeout, inputs, session, replay, pending))
+        runner = self._run(code, timeout, inputs, session, replay, pending, on_output)
+        return await self.toolbox.hub.loop_thread.run_async(runner)
 
     @property
     def sessions(self) -> list[str]:
@@ -255,6 +272,7 @@ class Executor:
         session: str | None,
         replay: Sequence[Mapping[str, Any]] | None,
         pending: bool,
+        on_output: OutputCallback | None = None,
     ) -> ExecutionResult:
         limit = _check_timeout(timeout if timeout is not None else self.timeout)
         book = ReplayBook(replay) if replay is not None else None
@@ -263,7 +281,7 @@ class Executor:
         encoded_inputs = encode_inputs(inputs or {})
         if session is not None:
             return await self._run_in_session(
-                session, code, limit, execution_id, started, encoded_inputs, book, pending
+                session, code, limit, execution_id, started, encoded_inputs, book, pending, on_output
             )
         try:
             worker = await self._take_worker()
@@ -271,7 +289,7 @@ class Executor:
             return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
         try:
             return await self._execute(
-                code, limit, execution_id, started, encoded_inputs, book, pending, worker
+                code, limit, execution_id, started, encoded_inputs, book, pending, worker, None, on_output
             )
         finally:
             await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
@@ -286,6 +304,7 @@ class Executor:
         encoded_inputs: dict[str, Any],
         book: ReplayBook | None,
         pending: bool,
+        on_output: OutputCallback | None,
     ) -> ExecutionResult:
         current = self._sessions.get(name)
         if current is not None and (
@@ -304,7 +323,16 @@ class Executor:
             current.idle.cancel()
         async with current.lock:  # one run at a time per session
             result = await self._execute(
-                code, limit, execution_id, started, encoded_inputs, book, pending, current.worker, current
+                code,
+                limit,
+                execution_id,
+                started,
+                encoded_inputs,
+                book,
+                pending,
+                current.worker,
+                current,
+                on_output,
             )
         if current.alive:
             loop = asyncio.get_running_loop()
@@ -378,6 +406,7 @@ class Executor:
         pending: bool,
         worker: _Worker,
         session: _Session | None = None,
+        on_output: OutputCallback | None = None,
     ) -> ExecutionResult:
         pid, exited = worker.pid, worker.exited
         if session is None:
@@ -385,7 +414,12 @@ class Executor:
         else:
             reader, writer = session.reader, session.writer
         state = _Execution(
-            execution_id, writer, self.max_output_bytes, book=book, pending_mode=pending and book is not None
+            execution_id,
+            writer,
+            self.max_output_bytes,
+            book=book,
+            pending_mode=pending and book is not None,
+            on_output=on_output,
         )
         status: ExecutionStatus
         error: dict[str, Any] | None = None

@@ -275,3 +275,27 @@ def test_errors_in_a_session_name_the_lines_of_their_own_run(executor: Executor)
     trace = result.error["traceback"]
     assert 'File "<code-1>", line 3' in trace and 'File "<code-0>", line 2, in f' in trace
     executor.close_session("u")
+
+
+def test_output_streams_while_the_program_runs(executor: Executor) -> None:
+    seen: list[tuple[float, str]] = []
+    started = time.monotonic()
+    code = 'import time\nprint("first", flush=True)\ntime.sleep(1)\nprint("second")'
+    result = executor.run(
+        code, on_output=lambda stream, text: seen.append((time.monotonic() - started, text))
+    )
+    assert result.status == "ok" and result.stdout == "first\nsecond\n"
+    assert [text for _, text in seen] == ["first\n", "second\n"]
+    assert seen[0][0] < seen[1][0] - 0.5  # the first line arrived before the program finished
+
+
+def test_a_tool_call_timeout_is_an_error_at_the_calling_line(tmp_path: Path) -> None:
+    servers = {"quirky": {"command": sys.executable, "args": [str(QUIRKY)], "timeout": 0.5}}
+    (tmp_path / "codemode.json").write_text(json.dumps({"mcpServers": servers, "workspace": str(tmp_path)}))
+    with Toolbox(load_config(tmp_path / "codemode.json")) as tb, Executor(tb) as ex:
+        result = ex.run('x = 1\nsleep(seconds=5)\n"unreachable"', timeout=10)
+        assert result.status == "error" and result.error is not None
+        assert result.error["type"] == "ToolTimeoutError" and result.error["line"] == 2
+        assert result.tool_calls[0]["status"] == "timeout"
+        caught = ex.run("try:\n    sleep(seconds=5)\nexcept ToolTimeoutError as e:\n    out = 'caught'\nout")
+        assert caught.value == {"kind": "text", "text": "caught"}
