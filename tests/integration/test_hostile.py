@@ -63,6 +63,7 @@ def worker_processes(executor: Executor) -> list[int]:
                 continue
             ppid = next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:"))
             parents[int(entry.name)] = int(ppid)
+
     def descendants(root: int) -> set[int]:
         family = {root}
         grew = True
