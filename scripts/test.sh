@@ -18,5 +18,6 @@ echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
-echo "== bench"
+echo "== bench (timings never fail; an execution that fails does)"
 .venv/bin/python bench/tool_call.py
+.venv/bin/python bench/executor.py --quick

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..calllog import CallRecord
 from ..config import CodeModeSettings, resolve_code_mode, user_config_dir
 from ..errors import CodeModeError
 from ..toolbox import Toolbox
@@ -107,6 +108,12 @@ class _Execution:
     pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
     protections: dict[str, Any] = field(default_factory=dict)
     on_output: OutputCallback | None = None
+    records: dict[str, CallRecord] = field(default_factory=dict)
+    """This execution's tool calls, by id, in the order they started (kept however long the log grows)."""
+
+    def collect(self, record: CallRecord) -> None:
+        if record.execution_id == self.execution_id:
+            self.records[record.id] = record
 
     def output(self, stream: str, data: str) -> None:
         room = self.max_output - self.output_size
@@ -421,6 +428,7 @@ class Executor:
             pending_mode=pending and book is not None,
             on_output=on_output,
         )
+        unsubscribe = self.toolbox.hub.call_log.subscribe(state.collect)
         status: ExecutionStatus
         error: dict[str, Any] | None = None
         keep = False
@@ -454,6 +462,7 @@ class Executor:
             with contextlib.suppress(BaseException):
                 await asyncio.shield(self._stop(pid, None, exited, wait_for_answer=False))
             keep = False
+            unsubscribe()
             raise
         finally:
             for task in state.calls:
@@ -461,6 +470,9 @@ class Executor:
             if session is None or not keep:
                 writer.close()
                 _kill_group(pid, signal.SIGKILL)
+        if state.calls:  # let the cancelled calls record how they ended
+            await asyncio.wait(set(state.calls), timeout=1.0)
+        unsubscribe()
         if session is not None:
             session.runs += 1
             session.protections = state.protections or session.protections
@@ -474,7 +486,7 @@ class Executor:
             stdout="".join(state.stdout),
             stderr="".join(state.stderr),
             output_truncated=state.truncated,
-            tool_calls=self._calls_of(execution_id),
+            tool_calls=self._calls_of(state),
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
             protections=_protection_list(state.protections or (session.protections if session else {})),
@@ -682,8 +694,8 @@ class Executor:
         settings.update(self.sandbox)
         return SandboxPolicy(**settings).to_dict()
 
-    def _calls_of(self, execution_id: str) -> list[dict[str, Any]]:
-        return [r.to_json() for r in self.toolbox.hub.call_log.records() if r.execution_id == execution_id]
+    def _calls_of(self, state: _Execution) -> list[dict[str, Any]]:
+        return [record.to_json() for record in state.records.values()]
 
     def _internal(self, execution_id: str, started: float, limit: float, message: str) -> ExecutionResult:
         return ExecutionResult(

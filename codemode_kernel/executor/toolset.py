@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,9 @@ from .channel import Channel
 __all__ = ["HELPER_NAMES", "ToolRuntime", "build_tools_module"]
 
 HELPER_NAMES = ("parallel", "search_tools", "tool_schema", "atools")
-_MAX_PARALLEL_THREADS = 32
+_MAX_PARALLEL_THREADS = 50
+_THREAD_STACK_BYTES = 2 * 1024 * 1024
+"""Stacks of parallel()'s threads: the default (8 MiB each) would spend a worker's address-space cap."""
 
 
 class ToolRuntime:
@@ -114,7 +117,8 @@ def parallel(calls: Sequence[Callable[[], Any]], *, max_workers: int | None = No
 
     Each call is a function of no arguments, typically ``lambda: get_weather(city=c, unit="celsius")``.
     A call that raises does not stop the others: its slot in the result is the exception object, so
-    ``[r for r in results if not isinstance(r, Exception)]`` keeps the successes.
+    ``[r for r in results if not isinstance(r, Exception)]`` keeps the successes. Up to 50 calls run at
+    once; ``asyncio.gather`` over ``atools`` has no such limit.
     """
     if not calls:
         return []
@@ -132,8 +136,12 @@ def parallel(calls: Sequence[Callable[[], Any]], *, max_workers: int | None = No
             return exc
 
     workers = min(len(calls), max_workers or _MAX_PARALLEL_THREADS)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parallel") as pool:
-        return list(pool.map(run, calls))
+    previous = threading.stack_size(_THREAD_STACK_BYTES)
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parallel") as pool:
+            return list(pool.map(run, calls))
+    finally:
+        threading.stack_size(previous)
 
 
 def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]]:
