@@ -50,6 +50,7 @@ OutputCallback = Callable[[str, str], None]
 log = logging.getLogger(__name__)
 PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
+_PREPARE_DELAY = 0.005  # seconds after a run before the next worker is prepared
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
 _REPLAYABLE = ("ok", "tool_error", "invalid_arguments", "timeout", "server_error")
 _ERROR_FOR_STATUS = {"invalid_arguments": "ToolArgumentError", "timeout": "ToolTimeoutError"}
@@ -175,6 +176,7 @@ class Executor:
         self._zygote_version = -1
         self._spare: _Worker | None = None
         self._sessions: dict[str, _Session] = {}
+        self._policy_base: dict[str, Any] | None = None
         self.session_idle = session_idle
         self._refill: asyncio.Future[None] | None = None
         self._closing = False
@@ -299,7 +301,9 @@ class Executor:
                 code, limit, execution_id, started, encoded_inputs, book, pending, worker, None, on_output
             )
         finally:
-            await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
+            # Off the loop and not awaited: the caller need not wait for a temp dir to be removed.
+            asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
+            self._prepare_next()
 
     async def _run_in_session(
         self,
@@ -341,6 +345,7 @@ class Executor:
                 current,
                 on_output,
             )
+        self._prepare_next()
         if current.alive:
             loop = asyncio.get_running_loop()
             current.idle = loop.call_later(
@@ -373,10 +378,13 @@ class Executor:
         if spare is not None and (spare.version != self._zygote_version or spare.exited.done()):
             _discard(spare)
             spare = None
-        worker = spare if spare is not None else await self._spawn(zygote)
-        if self._refill is None or self._refill.done():
-            self._refill = asyncio.ensure_future(self._prepare_spare())
-        return worker
+        return spare if spare is not None else await self._spawn(zygote)
+
+    def _prepare_next(self) -> None:
+        """Prepare the next worker now that a run is over (while a run goes on, it would compete for CPU)."""
+        if not self._closing and self._spare is None and (self._refill is None or self._refill.done()):
+            # A moment later: the caller gets its result first instead of waiting behind this work.
+            self._refill = asyncio.ensure_future(self._prepare_spare(delay=_PREPARE_DELAY))
 
     async def _spawn(self, zygote: Zygote) -> _Worker:
         tmp_dir = Path(tempfile.mkdtemp(prefix="codemode-run-"))
@@ -391,7 +399,8 @@ class Executor:
             theirs.close()
         return _Worker(pid, exited, ours, tmp_dir, self._zygote_version)
 
-    async def _prepare_spare(self) -> None:
+    async def _prepare_spare(self, *, delay: float = 0.0) -> None:
+        await asyncio.sleep(delay)
         try:
             zygote = await self._current_zygote()
             worker = await self._spawn(zygote)
@@ -668,7 +677,12 @@ class Executor:
         return False
 
     def _policy(self, tmp_dir: Path) -> dict[str, Any]:
-        """The sandbox policy of one worker, as JSON for the zygote."""
+        """The sandbox policy of one worker, as JSON for the zygote (built once; only tmp_dir changes)."""
+        if self._policy_base is None:
+            self._policy_base = self._build_policy()
+        return {**self._policy_base, "tmp_dir": str(tmp_dir)}
+
+    def _build_policy(self) -> dict[str, Any]:
         config = self.toolbox.config
         kernel_files = [config.source, config.settings_source, user_config_dir()]
         kernel_files += [server.env_file for server in config.servers.values()]
@@ -679,7 +693,6 @@ class Executor:
         hidden = (*default_hidden_paths(), *(Path(p) for p in kernel_files if p is not None), *in_workspace)
         settings: dict[str, Any] = {
             "workspace": config.workspace,
-            "tmp_dir": tmp_dir,
             "hidden": hidden,
             "writable": tuple(config.workspace / os.path.expanduser(p) for p in chosen.writable),
             "network": chosen.network,
