@@ -209,9 +209,9 @@ def children_of(pids: set[int]) -> dict[int, int]:
 
 def zygote_pid(executor: Executor) -> int | None:
     """The pre-started worker process's pid, if this executor version has one we can see."""
-    zygote = getattr(executor, "_zygote", None)
-    process = getattr(zygote, "process", None)
-    return getattr(process, "pid", None)
+    pool = getattr(executor, "_pool", None)
+    pid = getattr(pool, "zygote_pid", None)
+    return pid if isinstance(pid, int) else None
 
 
 def snapshot(executor: Executor, runs: int) -> dict[str, Any]:

@@ -13,30 +13,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
-import os
 import shutil
 import signal
-import socket
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from ..calllog import CallRecord
-from ..config import CodeModeSettings, resolve_code_mode, user_config_dir
+from ..config import CodeModeSettings, resolve_code_mode
 from ..errors import CodeModeError
 from ..toolbox import Toolbox
+from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .protocol import ProtocolError, encode_frame, read_frame_async
 from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
-from .sandbox import SandboxPolicy, default_hidden_paths
 from .values import encode_inputs
-from .zygote_client import WorkerExit, Zygote, ZygoteError
+from .zygote_client import WorkerExit, ZygoteError
 
 __all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Executor"]
 
@@ -48,30 +43,10 @@ OutputCallback = Callable[[str, str], None]
 """``on_output(stream, text)``: what the program printed, as it prints it."""
 
 log = logging.getLogger(__name__)
-PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
-_PREPARE_DELAY = 0.005  # seconds after a run before the next worker is prepared
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
 _REPLAYABLE = ("ok", "tool_error", "invalid_arguments", "timeout", "server_error")
 _ERROR_FOR_STATUS = {"invalid_arguments": "ToolArgumentError", "timeout": "ToolTimeoutError"}
-
-
-@dataclass
-class _Worker:
-    """A forked, sandboxed worker waiting for its program on ``sock``."""
-
-    pid: int
-    exited: asyncio.Future[WorkerExit]
-    sock: socket.socket
-    tmp_dir: Path
-    version: int
-
-
-def _discard(worker: _Worker) -> None:
-    """Kill a worker that will not be used, and remove its temp dir."""
-    _kill_group(worker.pid, signal.SIGKILL)
-    worker.sock.close()
-    shutil.rmtree(worker.tmp_dir, ignore_errors=True)
 
 
 @dataclass
@@ -79,7 +54,7 @@ class _Session:
     """A worker that keeps its program's globals from one run to the next."""
 
     name: str
-    worker: _Worker
+    worker: Worker
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     protections: dict[str, Any] = field(default_factory=dict)
@@ -170,17 +145,15 @@ class Executor:
         self.timeout = _check_timeout(timeout if timeout is not None else self.settings.timeout)
         self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
-        self.preload = tuple(preload if preload is not None else self.settings.preload)
-        self.sandbox = dict(sandbox or {})
-        self._zygote: Zygote | None = None
-        self._zygote_version = -1
-        self._spare: _Worker | None = None
-        self._sessions: dict[str, _Session] = {}
-        self._policy_base: dict[str, Any] | None = None
         self.session_idle = session_idle
-        self._refill: asyncio.Future[None] | None = None
-        self._closing = False
-        self._lock: asyncio.Lock | None = None
+        self._sessions: dict[str, _Session] = {}
+        self._pool = WorkerPool(
+            toolbox,
+            self.settings,
+            cpu_seconds=cpu_limit(MAX_TIMEOUT, self.grace),
+            preload=preload if preload is not None else self.settings.preload,
+            overrides=sandbox or {},
+        )
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -199,24 +172,19 @@ class Executor:
         await self.aclose()
 
     def close(self) -> None:
-        """Stop the pre-started worker process and the worker prepared ahead."""
-        if self._zygote is not None:
+        """End every session, the worker prepared ahead and the pre-started process."""
+        if self._pool.started:
             self.toolbox.hub.loop_thread.run(self._shut_down())
 
     async def aclose(self) -> None:
         """Async twin of ``close``."""
-        if self._zygote is not None:
+        if self._pool.started:
             await self.toolbox.hub.loop_thread.run_async(self._shut_down())
 
     async def _shut_down(self) -> None:
-        self._closing = True
         for name in list(self._sessions):
             await self._end_session(name)
-        if self._refill is not None:
-            self._refill.cancel()
-            with contextlib.suppress(BaseException):
-                await self._refill
-        await self._stop_zygote()
+        await self._pool.shut_down()
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -293,7 +261,7 @@ class Executor:
                 session, code, limit, execution_id, started, encoded_inputs, book, pending, on_output
             )
         try:
-            worker = await self._take_worker()
+            worker = await self._pool.take()
         except (ZygoteError, OSError, TimeoutError) as exc:
             return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
         try:
@@ -303,7 +271,7 @@ class Executor:
         finally:
             # Off the loop and not awaited: the caller need not wait for a temp dir to be removed.
             asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
-            self._prepare_next()
+            self._pool.prepare_next()
 
     async def _run_in_session(
         self,
@@ -318,14 +286,12 @@ class Executor:
         on_output: OutputCallback | None,
     ) -> ExecutionResult:
         current = self._sessions.get(name)
-        if current is not None and (
-            not current.alive or current.worker.version != self.toolbox.hub.tools_version
-        ):
+        if current is not None and (not current.alive or not self._pool.is_current(current.worker)):
             await self._end_session(name)  # dead, or made for tools that changed since
             current = None
         if current is None:
             try:
-                worker = await self._take_worker()
+                worker = await self._pool.take()
             except (ZygoteError, OSError, TimeoutError) as exc:
                 return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
             reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
@@ -345,7 +311,7 @@ class Executor:
                 current,
                 on_output,
             )
-        self._prepare_next()
+        self._pool.prepare_next()
         if current.alive:
             loop = asyncio.get_running_loop()
             current.idle = loop.call_later(
@@ -363,53 +329,8 @@ class Executor:
             session.idle.cancel()
         session.alive = False
         session.writer.close()
-        _discard(session.worker)
+        session.worker.discard()
         return True
-
-    async def _take_worker(self) -> _Worker:
-        """A sandboxed worker waiting for its program: the spare one if it is fresh, else a new one.
-
-        Entering the sandbox costs a few milliseconds per worker (namespaces, mounts, a second fork), so
-        one worker is always prepared ahead, while nothing runs, and an execution only sends its program.
-        """
-        self._closing = False
-        zygote = await self._current_zygote()
-        spare, self._spare = self._spare, None
-        if spare is not None and (spare.version != self._zygote_version or spare.exited.done()):
-            _discard(spare)
-            spare = None
-        return spare if spare is not None else await self._spawn(zygote)
-
-    def _prepare_next(self) -> None:
-        """Prepare the next worker now that a run is over (while a run goes on, it would compete for CPU)."""
-        if not self._closing and self._spare is None and (self._refill is None or self._refill.done()):
-            # A moment later: the caller gets its result first instead of waiting behind this work.
-            self._refill = asyncio.ensure_future(self._prepare_spare(delay=_PREPARE_DELAY))
-
-    async def _spawn(self, zygote: Zygote) -> _Worker:
-        tmp_dir = Path(tempfile.mkdtemp(prefix="codemode-run-"))
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            pid, exited = await zygote.spawn(theirs, self._policy(tmp_dir))
-        except BaseException:
-            ours.close()
-            shutil.rmtree(tmp_dir, ignore_errors=True)
-            raise
-        finally:
-            theirs.close()
-        return _Worker(pid, exited, ours, tmp_dir, self._zygote_version)
-
-    async def _prepare_spare(self, *, delay: float = 0.0) -> None:
-        await asyncio.sleep(delay)
-        try:
-            zygote = await self._current_zygote()
-            worker = await self._spawn(zygote)
-        except Exception:  # the next execution spawns its own worker and reports what went wrong
-            return
-        if self._spare is not None or self._closing:
-            _discard(worker)
-        else:
-            self._spare = worker
 
     async def _execute(
         self,
@@ -420,7 +341,7 @@ class Executor:
         encoded_inputs: dict[str, Any],
         book: ReplayBook | None,
         pending: bool,
-        worker: _Worker,
+        worker: Worker,
         session: _Session | None = None,
         on_output: OutputCallback | None = None,
     ) -> ExecutionResult:
@@ -478,7 +399,7 @@ class Executor:
                 task.cancel()  # in-flight tool calls are cancelled at their servers
             if session is None or not keep:
                 writer.close()
-                _kill_group(pid, signal.SIGKILL)
+                kill_group(pid, signal.SIGKILL)
         if state.calls:  # let the cancelled calls record how they ended
             await asyncio.wait(set(state.calls), timeout=1.0)
         unsubscribe()
@@ -636,7 +557,7 @@ class Executor:
                 return "internal", error if isinstance(error, dict) else {"type": "InternalError"}
             return "error", error if isinstance(error, dict) else {"type": "Error", "message": str(error)}
         if state.broken is not None:
-            _kill_group(pid, signal.SIGKILL)
+            kill_group(pid, signal.SIGKILL)
             return "crashed", {
                 "type": "ProtocolError",
                 "message": f"the program broke the channel: {state.broken}",
@@ -645,7 +566,7 @@ class Executor:
             how = await asyncio.wait_for(asyncio.shield(exited), _EXIT_WAIT)
             description = how.describe()
         except TimeoutError:
-            _kill_group(pid, signal.SIGKILL)
+            kill_group(pid, signal.SIGKILL)
             description = "closed its channel and was killed"
         return "crashed", {"type": "WorkerCrashed", "message": f"the worker {description} before finishing"}
 
@@ -662,7 +583,7 @@ class Executor:
         With ``wait_for_answer`` (a session), a program that gives in to the SIGINT and reports back within
         the grace period keeps its worker: returns True and kills nothing.
         """
-        _kill_group(pid, signal.SIGINT)
+        kill_group(pid, signal.SIGINT)
         if wait_for_answer and serve is not None:
             with contextlib.suppress(TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(serve), self.grace)
@@ -671,41 +592,10 @@ class Executor:
         else:
             with contextlib.suppress(TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(exited), self.grace)
-        _kill_group(pid, signal.SIGKILL)
+        kill_group(pid, signal.SIGKILL)
         if serve is not None:
             serve.cancel()
         return False
-
-    def _policy(self, tmp_dir: Path) -> dict[str, Any]:
-        """The sandbox policy of one worker, as JSON for the zygote (built once; only tmp_dir changes)."""
-        if self._policy_base is None:
-            self._policy_base = self._build_policy()
-        return {**self._policy_base, "tmp_dir": str(tmp_dir)}
-
-    def _build_policy(self) -> dict[str, Any]:
-        config = self.toolbox.config
-        kernel_files = [config.source, config.settings_source, user_config_dir()]
-        kernel_files += [server.env_file for server in config.servers.values()]
-        # Every project config the kernel could read from this workspace, loaded now or not.
-        kernel_files += [config.workspace / name for name in PROJECT_CONFIG_NAMES]
-        chosen = self.settings.sandbox
-        in_workspace = [config.workspace / os.path.expanduser(p) for p in chosen.hidden]
-        hidden = (*default_hidden_paths(), *(Path(p) for p in kernel_files if p is not None), *in_workspace)
-        settings: dict[str, Any] = {
-            "workspace": config.workspace,
-            "hidden": hidden,
-            "writable": tuple(config.workspace / os.path.expanduser(p) for p in chosen.writable),
-            "network": chosen.network,
-            "memory_mb": chosen.memory_mb,
-            "file_size_mb": chosen.file_size_mb,
-            "open_files": chosen.open_files,
-            "max_processes": chosen.max_processes,
-            # CPU time may not end a run before its deadline does (a worker is prepared before its
-            # timeout is known): the deadline is the rule, this is the backstop.
-            "cpu_seconds": math.ceil(MAX_TIMEOUT + self.grace + 2),
-        }
-        settings.update(self.sandbox)
-        return SandboxPolicy(**settings).to_dict()
 
     def _calls_of(self, state: _Execution) -> list[dict[str, Any]]:
         return [record.to_json() for record in state.records.values()]
@@ -718,33 +608,6 @@ class Executor:
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
         )
-
-    async def _current_zygote(self) -> Zygote:
-        """The pre-started process for the current tool set, started (again) when the tools changed."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            version = self.toolbox.hub.tools_version
-            if self._zygote is not None and (self._zygote_version != version or self._zygote.dead):
-                await self._stop_zygote()
-            if self._zygote is None:
-                config = self.toolbox.config
-                self._zygote = await Zygote.start(
-                    tools=self.toolbox.tool_descriptors(),
-                    preload=self.preload,
-                    state_dir=config.workspace / ".codemode",
-                    cwd=config.workspace,
-                )
-                self._zygote_version = version
-            return self._zygote
-
-    async def _stop_zygote(self) -> None:
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            _discard(spare)
-        zygote, self._zygote = self._zygote, None
-        if zygote is not None:
-            await asyncio.get_running_loop().run_in_executor(None, zygote.stop)
 
 
 def _protection_list(report: Mapping[str, Any]) -> list[str]:
@@ -781,8 +644,3 @@ def _error_data(exc: CodeModeError, tool: str) -> dict[str, Any]:
         if hasattr(exc, name):
             data[name] = getattr(exc, name)
     return data
-
-
-def _kill_group(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)

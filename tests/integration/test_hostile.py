@@ -52,7 +52,7 @@ def executor(workspace: Path) -> Iterator[Executor]:
 def worker_processes(executor: Executor) -> list[int]:
     """The pre-started zygote of this executor and every process descended from it, except the worker
     prepared ahead for the next execution (and its own children: it has not run anything yet)."""
-    zygote = executor._zygote
+    zygote = executor._pool.zygote_pid
     assert zygote is not None
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -73,9 +73,9 @@ def worker_processes(executor: Executor) -> list[int]:
             grew = bool(children)
         return family
 
-    spare = executor._spare
+    spare = executor._pool.spare
     ahead = descendants(spare.pid) if spare is not None else set()
-    return sorted(descendants(zygote.process.pid) - ahead)
+    return sorted(descendants(zygote) - ahead)
 
 
 def run_and_check(executor: Executor, code: str, *, timeout: float = TIMEOUT) -> ExecutionResult:

@@ -1,0 +1,213 @@
+"""WorkerPool: sandboxed workers ready for programs, forked by the zygote of the current tool set.
+
+Entering the sandbox costs a few milliseconds per worker (namespaces, mounts, a second fork), so one
+worker is prepared ahead while nothing runs, and an execution only has to send it the program. The
+zygote is started again when the tools change (its ``tools`` module is built for one tool set).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import shutil
+import signal
+import socket
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import CodeModeSettings, user_config_dir
+from ..toolbox import Toolbox
+from .sandbox import SandboxPolicy, default_hidden_paths
+from .zygote_client import WorkerExit, Zygote
+
+__all__ = ["PROJECT_CONFIG_NAMES", "Worker", "WorkerPool", "cpu_limit", "kill_group"]
+
+PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
+"""Project configs the kernel could read from a workspace: hidden from workers, loaded or not."""
+
+_PREPARE_DELAY = 0.005  # seconds after a run before the next worker is prepared
+
+
+@dataclass
+class Worker:
+    """A forked, sandboxed worker waiting for its program on ``sock``."""
+
+    pid: int
+    exited: asyncio.Future[WorkerExit]
+    sock: socket.socket
+    tmp_dir: Path
+    version: int
+
+    def discard(self) -> None:
+        """Kill it (and whatever it started) and remove its temp dir."""
+        kill_group(self.pid, signal.SIGKILL)
+        self.sock.close()
+        shutil.rmtree(self.tmp_dir, ignore_errors=True)
+
+
+class WorkerPool:
+    """Workers for one Toolbox, all confined by the same policy; used on the hub's event loop."""
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        settings: CodeModeSettings,
+        *,
+        cpu_seconds: int,
+        preload: Iterable[str],
+        overrides: Mapping[str, Any],
+    ) -> None:
+        self.toolbox = toolbox
+        self.settings = settings
+        self.cpu_seconds = cpu_seconds
+        self.preload = tuple(preload)
+        self.overrides = dict(overrides)
+        self.closing = False
+        self._zygote: Zygote | None = None
+        self._version = -1
+        self._spare: Worker | None = None
+        self._refill: asyncio.Future[None] | None = None
+        self._lock: asyncio.Lock | None = None
+        self._policy_base: dict[str, Any] | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the zygote runs."""
+        return self._zygote is not None
+
+    @property
+    def spare(self) -> Worker | None:
+        """The worker prepared ahead, if there is one now."""
+        return self._spare
+
+    @property
+    def zygote_pid(self) -> int | None:
+        """The pid of the pre-started process (for diagnostics and benchmarks)."""
+        return self._zygote.process.pid if self._zygote is not None else None
+
+    async def take(self) -> Worker:
+        """A sandboxed worker waiting for its program: the one prepared ahead if fresh, else a new one."""
+        self.closing = False
+        zygote = await self._current_zygote()
+        spare, self._spare = self._spare, None
+        if spare is not None and (spare.version != self._version or spare.exited.done()):
+            spare.discard()
+            spare = None
+        return spare if spare is not None else await self._spawn(zygote)
+
+    def prepare_next(self) -> None:
+        """Prepare the next worker now that a run is over (during a run it would compete for the CPU)."""
+        if not self.closing and self._spare is None and (self._refill is None or self._refill.done()):
+            # A moment later: the caller gets its result first instead of waiting behind this work.
+            self._refill = asyncio.ensure_future(self._prepare_spare(delay=_PREPARE_DELAY))
+
+    def is_current(self, worker: Worker) -> bool:
+        """Whether ``worker`` was made for the tools the hub has now."""
+        return worker.version == self.toolbox.hub.tools_version
+
+    async def shut_down(self) -> None:
+        """Stop preparing, discard the spare worker, stop the zygote."""
+        self.closing = True
+        if self._refill is not None:
+            self._refill.cancel()
+            with contextlib.suppress(BaseException):
+                await self._refill
+        await self._stop_zygote()
+
+    async def _spawn(self, zygote: Zygote) -> Worker:
+        tmp_dir = Path(tempfile.mkdtemp(prefix="codemode-run-"))
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid, exited = await zygote.spawn(theirs, self._policy(tmp_dir))
+        except BaseException:
+            ours.close()
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+            raise
+        finally:
+            theirs.close()
+        return Worker(pid, exited, ours, tmp_dir, self._version)
+
+    async def _prepare_spare(self, *, delay: float = 0.0) -> None:
+        await asyncio.sleep(delay)
+        try:
+            zygote = await self._current_zygote()
+            worker = await self._spawn(zygote)
+        except Exception:  # the next execution spawns its own worker and reports what went wrong
+            return
+        if self._spare is not None or self.closing:
+            worker.discard()
+        else:
+            self._spare = worker
+
+    def _policy(self, tmp_dir: Path) -> dict[str, Any]:
+        """The sandbox policy of one worker, as JSON for the zygote (built once; only tmp_dir changes)."""
+        if self._policy_base is None:
+            self._policy_base = self._build_policy()
+        return {**self._policy_base, "tmp_dir": str(tmp_dir)}
+
+    def _build_policy(self) -> dict[str, Any]:
+        config = self.toolbox.config
+        kernel_files = [config.source, config.settings_source, user_config_dir()]
+        kernel_files += [server.env_file for server in config.servers.values()]
+        kernel_files += [config.workspace / name for name in PROJECT_CONFIG_NAMES]
+        chosen = self.settings.sandbox
+        in_workspace = [config.workspace / os.path.expanduser(p) for p in chosen.hidden]
+        hidden = (*default_hidden_paths(), *(Path(p) for p in kernel_files if p is not None), *in_workspace)
+        settings: dict[str, Any] = {
+            "workspace": config.workspace,
+            "hidden": hidden,
+            "writable": tuple(config.workspace / os.path.expanduser(p) for p in chosen.writable),
+            "network": chosen.network,
+            "memory_mb": chosen.memory_mb,
+            "file_size_mb": chosen.file_size_mb,
+            "open_files": chosen.open_files,
+            "max_processes": chosen.max_processes,
+            # A worker is prepared before its run's timeout is known: the deadline is the rule, the CPU
+            # limit the backstop.
+            "cpu_seconds": self.cpu_seconds,
+        }
+        settings.update(self.overrides)
+        return SandboxPolicy(**settings).to_dict()
+
+    async def _current_zygote(self) -> Zygote:
+        """The pre-started process for the current tool set, started (again) when the tools changed."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            version = self.toolbox.hub.tools_version
+            if self._zygote is not None and (self._version != version or self._zygote.dead):
+                await self._stop_zygote()
+            if self._zygote is None:
+                config = self.toolbox.config
+                self._zygote = await Zygote.start(
+                    tools=self.toolbox.tool_descriptors(),
+                    preload=self.preload,
+                    state_dir=config.workspace / ".codemode",
+                    cwd=config.workspace,
+                )
+                self._version = version
+            return self._zygote
+
+    async def _stop_zygote(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.discard()
+        zygote, self._zygote = self._zygote, None
+        if zygote is not None:
+            await asyncio.get_running_loop().run_in_executor(None, zygote.stop)
+
+
+def cpu_limit(max_timeout: float, grace: float) -> int:
+    """The CPU-seconds backstop of a worker: its longest possible run plus the grace period."""
+    return math.ceil(max_timeout + grace + 2)
+
+
+def kill_group(pid: int, sig: int) -> None:
+    """Signal a worker's process group (a PID namespace's warden takes its namespace with it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
