@@ -59,13 +59,15 @@ def test_probe_leaves_the_caller_as_it_was() -> None:
         os.waitpid(-1, os.WNOHANG)  # the probe's children are all reaped
 
 
-def test_probe_is_fast() -> None:
+def test_probe_does_not_stall() -> None:
+    # About 20 ms on an idle machine; the bound only catches a probe that waits on something (a busy
+    # CI machine must not fail it: timings are measured by the benchmarks, not asserted here).
     timings = []
     for _ in range(3):
         started = time.perf_counter()
         probe()
         timings.append(time.perf_counter() - started)
-    assert min(timings) < 0.05, timings
+    assert min(timings) < 0.5, timings
 
 
 def test_capabilities_travel_as_json() -> None:
