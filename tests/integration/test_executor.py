@@ -114,7 +114,7 @@ def test_a_busy_loop_times_out_and_the_next_run_works(executor: Executor) -> Non
     elapsed = time.monotonic() - started
     assert result.status == "timeout"
     assert result.stdout == "started\n"
-    assert elapsed < 1 + 1 + 1.5
+    assert elapsed < 1 + 1 + 3  # deadline, grace, and a busy machine
     assert executor.run("1 + 1").value == {"kind": "json", "data": 2}
 
 
@@ -125,7 +125,7 @@ def test_sigint_ignored_is_killed_after_the_grace_period(executor: Executor) -> 
     started = time.monotonic()
     result = executor.run(code, timeout=1)
     assert result.status == "timeout"
-    assert time.monotonic() - started < 1 + 1 + 1.5
+    assert time.monotonic() - started < 1 + 1 + 3
 
 
 def test_a_tool_call_in_flight_at_the_deadline_is_cancelled_at_the_server(executor: Executor) -> None:

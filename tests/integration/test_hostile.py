@@ -24,7 +24,7 @@ from codemode_kernel.executor import ExecutionResult, Executor
 pytestmark = pytest.mark.integration
 
 TIMEOUT, GRACE = 1.0, 1.0
-SLACK = 2.0  # process start and teardown on a busy 2-core machine
+SLACK = 3.0  # process start and teardown on a busy 2-core machine
 SECRET = "s3cret-value-the-worker-must-not-see"
 
 

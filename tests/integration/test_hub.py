@@ -114,7 +114,7 @@ def test_timeout_cancels_the_call_at_the_server(hub: ToolHub) -> None:
     started = time.monotonic()
     with pytest.raises(ToolTimeoutError, match=r"0\.5 s"):
         hub.call("quirky", "sleep", {"seconds": 10}, timeout=0.5)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 4
     assert hub.call_log.records()[-1].status == "timeout"
     deadline = time.monotonic() + 3
     while text_of(hub.call("quirky", "cancelled_count")) != "1":
@@ -128,7 +128,7 @@ def test_interrupt_while_waiting_cancels_the_call(hub: ToolHub) -> None:
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         hub.call("quirky", "sleep", {"seconds": 10})
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 4
     deadline = time.monotonic() + 3
     while text_of(hub.call("quirky", "cancelled_count")) != "1":
         assert time.monotonic() < deadline, "the interrupted call was not cancelled at the server"
