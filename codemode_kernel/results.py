@@ -48,16 +48,21 @@ def wrap_json(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class Image:
-    """An image a tool returned; shows itself in Jupyter and can be saved."""
+class _Media:
+    """Bytes with their MIME type, as a tool returned them."""
 
     data: bytes
     mime_type: str
 
     def save(self, path: str) -> None:
-        """Write the image bytes to ``path``."""
+        """Write the bytes to ``path``."""
         with open(path, "wb") as out:
             out.write(self.data)
+
+
+@dataclass(frozen=True)
+class Image(_Media):
+    """An image a tool returned; shows itself in Jupyter and can be saved."""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {self.mime_type: base64.b64encode(self.data).decode(), "text/plain": repr(self)}
@@ -67,16 +72,8 @@ class Image:
 
 
 @dataclass(frozen=True)
-class Audio:
+class Audio(_Media):
     """An audio clip a tool returned; plays in Jupyter."""
-
-    data: bytes
-    mime_type: str
-
-    def save(self, path: str) -> None:
-        """Write the audio bytes to ``path``."""
-        with open(path, "wb") as out:
-            out.write(self.data)
 
     def _repr_html_(self) -> str:
         encoded = base64.b64encode(self.data).decode()
