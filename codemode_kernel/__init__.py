@@ -24,6 +24,14 @@ from .toolspec import ToolSpec
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext codemode_kernel``: the tools and the ``%%codemode`` magics in any IPython shell."""
+    from .kernel.extension import attach
+
+    attach(ipython)
+
+
 __all__ = [
     "Audio",
     "CallLog",
@@ -52,5 +60,6 @@ __all__ = [
     "UnknownToolError",
     "UntrustedConfigError",
     "load_config",
+    "load_ipython_extension",
     "resolve_code_mode",
 ]

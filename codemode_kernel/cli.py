@@ -96,6 +96,27 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the whole result record as JSON instead")
     run.set_defaults(run=_cmd_run)
 
+    install = sub.add_parser(
+        "install",
+        help="register the Code Mode Jupyter kernel (kernelspec 'codemode')",
+        description="Write the kernelspec 'codemode' (\"Code Mode (Python 3)\") running this Python.",
+    )
+    where = install.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="for this user (the default)")
+    where.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix)")
+    where.add_argument("--prefix", metavar="P", help="under prefix P (P/share/jupyter/kernels)")
+    install.set_defaults(run=_cmd_install)
+
+    lab = sub.add_parser(
+        "lab",
+        help="start JupyterLab on ./notebooks with the Code Mode kernel (127.0.0.1)",
+        description="Register the kernel in this environment if needed, then start JupyterLab on "
+        "127.0.0.1 in ./notebooks (or here), printing the URL with its token. Needs the [lab] extra.",
+    )
+    lab.add_argument("--port", type=int, default=None, help="the port (default: a free one)")
+    lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    lab.set_defaults(run=_cmd_lab)
+
     trust = sub.add_parser(
         "trust",
         help="allow a project config to start its servers",
@@ -277,6 +298,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_result_text(result))
     return result.exit_code
+
+
+# -- install, lab ------------------------------------------------------------------------------------
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    from .kernel.app import DISPLAY_NAME, KERNEL_NAME, install_kernel_spec
+
+    prefix = sys.prefix if args.sys_prefix else args.prefix
+    path = install_kernel_spec(user=prefix is None, prefix=prefix)
+    print(f"installed the kernelspec {KERNEL_NAME!r} ({DISPLAY_NAME}) in {path}")
+    return EXIT_OK
+
+
+def _cmd_lab(args: argparse.Namespace) -> int:
+    from .kernel.lab import run_lab
+
+    return run_lab(args.port, browser=not args.no_browser)
 
 
 # -- trust --------------------------------------------------------------------------------------------

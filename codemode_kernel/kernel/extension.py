@@ -1,0 +1,30 @@
+"""Attach Code Mode to an IPython shell: the tools, the magics, the pre-cell hook (once per shell)."""
+
+from __future__ import annotations
+
+import atexit
+from pathlib import Path
+from typing import Any
+
+from .magics import CodeModeMagics
+from .tools import KernelTools
+
+__all__ = ["attach"]
+
+
+def attach(shell: Any, *, close_at_exit: bool = True) -> KernelTools:
+    """Start the shell's tools in the background and register the magics; returns the KernelTools.
+
+    Calling it again for the same shell returns the tools already attached.
+    """
+    existing: KernelTools | None = getattr(shell, "_codemode_tools", None)
+    if existing is not None:
+        return existing
+    tools = KernelTools(shell, Path.cwd())
+    shell._codemode_tools = tools
+    tools.start()
+    shell.register_magics(CodeModeMagics(shell, tools))
+    shell.events.register("pre_run_cell", tools.before_cell)
+    if close_at_exit:
+        atexit.register(tools.close)
+    return tools

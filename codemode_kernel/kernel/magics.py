@@ -1,0 +1,196 @@
+"""``%%codemode`` (run a cell in the executor) and ``%codemode status | tools [QUERY]``."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import queue
+import shlex
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.display import display
+
+from ..executor import ExecutionResult
+from ..executor.values import decode_value
+from .display import result_bundle
+from .tools import KernelTools
+
+__all__ = ["CodeModeCellError", "CodeModeMagics"]
+
+
+class CodeModeCellError(Exception):
+    """A ``%%codemode`` cell whose program failed: shown with the program's own traceback and line."""
+
+    def __init__(self, result: ExecutionResult) -> None:
+        self.result = result
+        error = result.error or {}
+        where = f"line {error['line']}: " if error.get("line") else ""
+        message = f"{where}{error.get('type', result.status)}: {error.get('message', result.status)}"
+        super().__init__(message)
+
+    def _render_traceback_(self) -> list[str]:
+        error = self.result.error or {}
+        traceback = error.get("traceback")
+        lines = str(traceback).splitlines() if traceback else []
+        return [*lines, f"codemode: {self.result.status}: {self}"]
+
+
+def _cell_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="%%codemode", add_help=False, exit_on_error=False)
+    parser.add_argument("--timeout", type=float, default=None)
+    parser.add_argument("--session", default=None)
+    parser.add_argument("--in", dest="inputs", nargs="+", action="extend", default=[])
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--quiet", action="store_true")
+    return parser
+
+
+_USAGE = (
+    "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--quiet]\n"
+    "%codemode status | tools [QUERY]"
+)
+
+
+@magics_class
+class CodeModeMagics(Magics):
+    """The Code Mode magics, bound to one shell's KernelTools."""
+
+    def __init__(self, shell: Any, tools: KernelTools) -> None:
+        super().__init__(shell)
+        self.tools = tools
+        self.namespace: dict[str, Any] = shell.user_ns
+
+    @line_cell_magic
+    def codemode(self, line: str, cell: str | None = None) -> None:
+        """Run the cell as a program in the isolated executor, or ``status`` / ``tools [QUERY]``."""
+        if cell is None:
+            self._line(line)
+        else:
+            self._cell(line, cell)
+
+    # -- %%codemode -------------------------------------------------------------------------------
+
+    def _cell(self, line: str, cell: str) -> None:
+        try:
+            args, unknown = _cell_parser().parse_known_args(shlex.split(line))
+        except (argparse.ArgumentError, ValueError) as exc:
+            raise UsageError(f"{exc}\nusage: {_USAGE}") from None
+        if unknown:
+            raise UsageError(f"unknown option(s) {' '.join(unknown)}\nusage: {_USAGE}")
+        missing = [name for name in args.inputs if name not in self.namespace]
+        if missing:
+            raise UsageError(f"--in: no variable named {', '.join(missing)} in this kernel")
+        inputs = {name: self.namespace[name] for name in args.inputs}
+        executor = self.tools.executor()
+        result = _run_streaming(executor, cell, timeout=args.timeout, inputs=inputs, session=args.session)
+        if args.out and result.ok:
+            self.namespace[args.out] = decode_value(result.value) if result.value is not None else None
+        if not args.quiet or not result.ok:
+            data, metadata = result_bundle(result)
+            display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
+        if not result.ok:
+            raise CodeModeCellError(result)
+
+    # -- %codemode --------------------------------------------------------------------------------
+
+    def _line(self, line: str) -> None:
+        words = shlex.split(line)
+        command, rest = (words[0], words[1:]) if words else ("status", [])
+        if command == "status":
+            print(status_text(self.tools))
+        elif command == "tools":
+            print(tools_text(self.tools, " ".join(rest)))
+        else:
+            raise UsageError(f"unknown subcommand {command!r}\nusage: {_USAGE}")
+
+
+def _run_streaming(executor: Any, code: str, **options: Any) -> ExecutionResult:
+    """Run on the hub's loop; print what the program prints from this (the main) thread, as it arrives.
+
+    An interrupt (KeyboardInterrupt here) cancels the run on the loop, which stops the worker.
+    """
+    output: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
+    loop_thread = executor.toolbox.hub.loop_thread
+    future = loop_thread.submit(
+        executor.arun(code, on_output=lambda stream, text: output.put((stream, text)), **options)
+    )
+    future.add_done_callback(lambda _: output.put(None))
+    try:
+        while True:
+            try:
+                item = output.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if item is None:
+                break
+            stream = sys.stdout if item[0] == "stdout" else sys.stderr
+            stream.write(item[1])
+            stream.flush()
+    except BaseException:
+        future.cancel()
+        raise
+    result: ExecutionResult = future.result()
+    return result
+
+
+def status_text(tools: KernelTools) -> str:
+    """Servers, failures with reasons, tool count and the sandbox protections, as text."""
+    lines = [f"workspace: {tools.cwd}"]
+    if tools.problem:
+        lines.append(f"problem: {tools.problem}")
+    if tools.toolbox is None:
+        return "\n".join(lines)
+    if not tools.ready:
+        lines.append("servers: still starting")
+        return "\n".join(lines)
+    config = tools.toolbox.config
+    source = config.source or "none found: the embedded demo servers"
+    lines[0] = f"config: {source}\nworkspace: {config.workspace}"
+    lines.append("servers:")
+    for status in tools.toolbox.status():
+        text = f"  {status.name} [{status.transport}]: {status.state}"
+        if status.state == "ready":
+            text += f", {status.tools} tools"
+        if status.error:
+            text += f"\n    problem: {status.error}"
+        lines.append(text)
+    lines.append(f"tools: {len(tools.toolbox.models)} Python functions")
+    if tools.skipped:
+        lines.append(f"not bound (the name was taken): {', '.join(tools.skipped)}")
+    lines.append(f"sandbox: {_protections(config)}")
+    return "\n".join(lines)
+
+
+def _protections(config: Any) -> str:
+    from ..config import resolve_code_mode
+    from ..executor.sandbox import SandboxPolicy, plan, probe
+
+    settings = resolve_code_mode(config, None).sandbox
+    policy = SandboxPolicy(workspace=config.workspace, network=settings.network, memory_mb=settings.memory_mb)
+    protections = plan(policy, probe())
+    text = ", ".join(protections.in_force) or "nothing"
+    missing = protections.missing()
+    if missing:
+        text += "\n  missing: " + "; ".join(f"{layer} ({reason})" for layer, reason in missing.items())
+    return text
+
+
+def tools_text(tools: KernelTools, query: str) -> str:
+    """The signatures of the tools whose name or description contains ``query`` (all without one)."""
+    tools.wait()
+    if tools.toolbox is None:
+        return f"no tools: {tools.problem}"
+    query = query.lower()
+    lines = []
+    for model in tools.toolbox.models:
+        description = (model.spec.description or "").strip().splitlines()
+        if query and query not in model.function_name.lower() and query not in " ".join(description).lower():
+            continue
+        function = tools.toolbox.tools[model.function_name]
+        lines.append(f"{model.function_name}{inspect.signature(function)}")
+        if description:
+            lines.append(f"    {description[0]}")
+    return "\n".join(lines) or f"no tool matches {query!r}"

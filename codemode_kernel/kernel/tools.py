@@ -1,0 +1,153 @@
+"""The tools of one IPython shell: config loaded at start, servers connected in the background.
+
+The kernel is ready at once; the servers (a few seconds for stdio ones) connect on a thread. Before
+each cell the functions are (re)placed in the user namespace: as ``tools`` and as bare names where the
+name is free. A name the user bound is never overwritten, and ``%reset`` is repaired on the next cell.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..config import load_config
+from ..errors import CodeModeError, ConfigError, UntrustedConfigError
+from ..executor import Executor
+from ..toolbox import Toolbox
+
+__all__ = ["KernelTools", "ToolsUnavailable"]
+
+_WAIT_LIMIT = 120.0
+
+
+class ToolsUnavailable(CodeModeError):
+    """The tools cannot be used in this kernel: the config is not trusted, invalid, or failed to start."""
+
+
+class KernelTools:
+    """One shell's Toolbox (started on a thread), its Executor, and what it put in the namespace."""
+
+    def __init__(self, shell: Any, cwd: Path) -> None:
+        self.shell = shell
+        self.cwd = cwd
+        self.toolbox: Toolbox | None = None
+        self.problem: str | None = None
+        self.started_in: float | None = None
+        self.skipped: list[str] = []
+        self._ready = threading.Event()
+        self._executor: Executor | None = None
+        self._placed: dict[str, Any] = {}
+        self._reported = False
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Load the config now (a problem is kept for the first cell) and connect servers on a thread."""
+        try:
+            config = load_config(cwd=self.cwd)
+        except UntrustedConfigError as exc:
+            self._fail(
+                f"the project config {exc.file} is not trusted yet, so none of its servers started.\n"
+                f"  problem: {exc.reason}\n  fix: {exc.fix}, then restart the kernel"
+            )
+            return
+        except ConfigError as exc:
+            self._fail(f"the config {exc.file or ''} cannot be used: {exc}\n  fix: correct it, then restart")
+            return
+        self.toolbox = Toolbox(config)
+        threading.Thread(target=self._connect, name="codemode-tools", daemon=True).start()
+
+    def _connect(self) -> None:
+        began = time.monotonic()
+        assert self.toolbox is not None
+        try:
+            self.toolbox.start()
+        except BaseException as exc:
+            self.problem = f"the tools could not start: {exc}"
+        finally:
+            self.started_in = time.monotonic() - began
+            self._ready.set()
+
+    def _fail(self, problem: str) -> None:
+        self.problem = problem
+        self._ready.set()
+
+    @property
+    def ready(self) -> bool:
+        """True once the servers have connected (or failed to)."""
+        return self._ready.is_set()
+
+    def wait(self) -> None:
+        """Block until the servers are connected, saying so once; an interrupt stops the wait."""
+        if not self._ready.is_set():
+            print("codemode: waiting for the MCP servers to start...", file=sys.stderr, flush=True)
+            deadline = time.monotonic() + _WAIT_LIMIT
+            while not self._ready.wait(0.1):
+                if time.monotonic() > deadline:
+                    raise ToolsUnavailable(f"the MCP servers did not start within {_WAIT_LIMIT:.0f} s")
+
+    def executor(self) -> Executor:
+        """The shell's Executor, made on first use once the tools are ready."""
+        self.wait()
+        if self.toolbox is None or (self.problem and not self.toolbox.models):
+            raise ToolsUnavailable(self.problem or "no tools")
+        if self._executor is None:
+            self._executor = Executor(self.toolbox)
+        return self._executor
+
+    def close(self) -> None:
+        """Stop the executor's processes and disconnect the servers."""
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
+        if self.toolbox is not None and self._ready.is_set():
+            self.toolbox.close()
+
+    # -- the namespace ----------------------------------------------------------------------------
+
+    def before_cell(self, *_: Any) -> None:
+        """Before each cell: wait for the tools, report a problem once, place the functions."""
+        try:
+            self.wait()
+        except (KeyboardInterrupt, ToolsUnavailable) as exc:
+            reason = exc or "interrupted"
+            print(f"codemode: {reason}; the tools are not in the namespace yet", file=sys.stderr)
+            return
+        if self.problem and not self._reported:
+            self._reported = True
+            print(f"codemode: {self.problem}", file=sys.stderr, flush=True)
+        self.place()
+
+    def place(self) -> None:
+        """Put ``tools`` and every free tool name into the user namespace, hidden from ``%who``."""
+        if self.toolbox is None or not self.ready:
+            return
+        namespace = self.shell.user_ns
+        wanted: dict[str, Any] = {"tools": self.toolbox.tools}
+        wanted.update({name: self.toolbox.tools[name] for name in dir(self.toolbox.tools)})
+        skipped = []
+        for name, value in wanted.items():
+            current = namespace.get(name, _ABSENT)
+            if current is value:
+                continue
+            if current is not _ABSENT and current is not self._placed.get(name, _ABSENT):
+                skipped.append(name)  # the user's own binding wins
+                continue
+            namespace[name] = value
+            self.shell.user_ns_hidden[name] = value
+            self._placed[name] = value
+        new = [name for name in skipped if name not in self.skipped]
+        if new:
+            self.skipped.extend(new)
+            print(
+                f"codemode: {', '.join(new)} already bound in this kernel; use tools.{new[0]} "
+                f"{'and the like ' if len(new) > 1 else ''}for the tool",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+_ABSENT = object()

@@ -1,0 +1,59 @@
+"""Drive a Code Mode kernel through jupyter_client: run code, collect its messages."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class Reply:
+    status: str
+    content: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    def stream(self, name: str = "stdout") -> str:
+        return "".join(
+            m["content"]["text"]
+            for m in self.messages
+            if m["msg_type"] == "stream" and m["content"]["name"] == name
+        )
+
+    def data(self, mime: str = "text/plain") -> list[Any]:
+        return [
+            m["content"]["data"][mime]
+            for m in self.messages
+            if m["msg_type"] in ("execute_result", "display_data") and mime in m["content"]["data"]
+        ]
+
+
+class Kernel:
+    def __init__(self, manager: KernelManager, client: BlockingKernelClient) -> None:
+        self.manager = manager
+        self.client = client
+
+    def run(self, code: str, timeout: float = 60) -> Reply:
+        messages: list[dict[str, Any]] = []
+        started = time.monotonic()
+        reply = self.client.execute_interactive(
+            code, timeout=timeout, output_hook=lambda m: messages.append({**m, "at": time.monotonic()})
+        )
+        content = reply["content"]
+        return Reply(content["status"], content, messages, time.monotonic() - started)
+
+
+def start_kernel(jupyter_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Kernel:
+    monkeypatch.setenv("JUPYTER_PATH", str(jupyter_path))
+    manager = KernelManager(kernel_name="codemode")
+    manager.start_kernel(cwd=str(cwd))
+    client = manager.client()
+    client.start_channels()
+    client.wait_for_ready(timeout=60)
+    return Kernel(manager, client)
