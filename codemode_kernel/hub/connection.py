@@ -204,6 +204,8 @@ class ServerConnection:
             progress_callback=_adapt_progress(progress) if progress is not None else None,
         )
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if dumped.get("resultType") == "complete":
+            del dumped["resultType"]  # said only by 2026-07-28 connections: records look alike either way
         return dumped
 
     def _lock(self) -> asyncio.Lock:

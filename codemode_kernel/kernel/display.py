@@ -25,17 +25,25 @@ def result_bundle(result: ExecutionResult) -> tuple[dict[str, Any], dict[str, An
     """The (data, metadata) pair to display for a finished execution."""
     record = result.to_dict()
     trace = {k: v for k, v in record.items() if k not in ("execution_id", "duration_ms", "protections")}
-    trace["tool_calls"] = [{k: v for k, v in c.items() if k not in _CALL_VOLATILE} for c in result.tool_calls]
+    # Calls made in parallel finish in any order: the payload lists them in a stable order (server, tool,
+    # arguments); the metadata keeps, call by call in the same order, when each started and its id.
+    calls = sorted(result.tool_calls, key=_call_order)
+    trace["tool_calls"] = [{k: v for k, v in c.items() if k not in _CALL_VOLATILE} for c in calls]
     metadata = {
         TRACE_MIME: {
             "execution_id": result.execution_id,
             "duration_ms": result.duration_ms,
             "protections": result.protections,
-            "tool_calls": [{k: c.get(k) for k in _CALL_VOLATILE} for c in result.tool_calls],
+            "tool_calls": [{k: c.get(k) for k in _CALL_VOLATILE} for c in calls],
         }
     }
     data = {"text/plain": result_text(result), "text/html": _html(result), TRACE_MIME: trace}
     return data, metadata
+
+
+def _call_order(call: dict[str, Any]) -> tuple[str, str, str]:
+    arguments = json.dumps(call.get("arguments"), sort_keys=True, ensure_ascii=False)
+    return str(call.get("server")), str(call.get("tool")), arguments
 
 
 def result_text(result: ExecutionResult) -> str:
