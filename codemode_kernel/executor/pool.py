@@ -106,6 +106,17 @@ class WorkerPool:
             # A moment later: the caller gets its result first instead of waiting behind this work.
             self._refill = asyncio.ensure_future(self._prepare_spare(delay=_PREPARE_DELAY))
 
+    async def warm(self) -> None:
+        """Start the zygote and prepare a worker, so that the first run does not wait for them."""
+        if self.closing:
+            return
+        with contextlib.suppress(Exception):  # a failure shows, with its reason, on the first run
+            await self._current_zygote()
+            if self.closing:  # closed while it started
+                await self._stop_zygote()
+                return
+            self.prepare_next()
+
     def is_current(self, worker: Worker) -> bool:
         """Whether ``worker`` was made for the tools the hub has now."""
         return worker.version == self.toolbox.hub.tools_version

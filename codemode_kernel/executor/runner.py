@@ -181,6 +181,13 @@ class Executor:
         if self._pool.started:
             await self.toolbox.hub.loop_thread.run_async(self._shut_down())
 
+    def warm(self) -> None:
+        """Start the worker process and prepare a worker in the background; returns at once.
+
+        A kernel calls it once its tools are connected, so the first run does not pay the start.
+        """
+        self.toolbox.hub.loop_thread.submit(self._pool.warm())
+
     async def _shut_down(self) -> None:
         for name in list(self._sessions):
             await self._end_session(name)

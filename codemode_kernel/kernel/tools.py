@@ -65,6 +65,8 @@ class KernelTools:
         assert self.toolbox is not None
         try:
             self.toolbox.start()
+            self._executor = Executor(self.toolbox)
+            self._executor.warm()  # the first %%codemode then finds its worker ready
         except BaseException as exc:
             self.problem = f"the tools could not start: {exc}"
         finally:
