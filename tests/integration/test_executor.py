@@ -299,3 +299,22 @@ def test_a_tool_call_timeout_is_an_error_at_the_calling_line(tmp_path: Path) -> 
         assert result.tool_calls[0]["status"] == "timeout"
         caught = ex.run("try:\n    sleep(seconds=5)\nexcept ToolTimeoutError as e:\n    out = 'caught'\nout")
         assert caught.value == {"kind": "text", "text": "caught"}
+
+
+def test_a_thousand_tools_are_built_once_not_per_execution(tmp_path: Path) -> None:
+    servers = {
+        "many": {"command": sys.executable, "args": [str(QUIRKY), "--tools", "1000", "--page-size", "100"]}
+    }
+    (tmp_path / "codemode.json").write_text(json.dumps({"mcpServers": servers, "workspace": str(tmp_path)}))
+    with Toolbox(load_config(tmp_path / "codemode.json")) as tb, Executor(tb) as ex:
+        assert len(tb.models) == 1008
+        first = ex.run("search_tools('page_tool_999', limit=1)[0]['name']", timeout=60)
+        assert first.value == {"kind": "text", "text": "page_tool_999"}, first.error
+        durations = []
+        for _ in range(3):
+            time.sleep(0.2)  # as between cells: the next worker is prepared meanwhile
+            result = ex.run("page_tool_500()", timeout=60)
+            assert result.value == {"kind": "text", "text": "page_tool_500"}, result.error
+            durations.append(result.duration_ms)
+        # Building the tools module for a thousand tools takes ~0.7 s here: a run that rebuilt it would show.
+        assert min(durations) < 500, durations
