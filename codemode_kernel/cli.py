@@ -54,15 +54,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('codemode-kernel')}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    # The commands that connect to servers share one --config option.
+    with_config = argparse.ArgumentParser(add_help=False)
+    with_config.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
 
     tools = sub.add_parser(
         "tools",
+        parents=[with_config],
         help="print every tool as Python stub source",
         description="Connect to the configured servers and print the Python stubs of their tools, grouped by "
         "server (valid Python: what an LLM reads). Servers that failed are listed as comments. With "
         "--tools-json, print the stubs of a saved tools/list answer instead, with no server running.",
     )
-    tools.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
     tools.add_argument(
         "--tools-json",
         metavar="FILE",
@@ -76,22 +79,22 @@ def _parser() -> argparse.ArgumentParser:
 
     doctor = sub.add_parser(
         "doctor",
+        parents=[with_config],
         help="check the config and every server, with fixes",
         description="Say where the config was found, connect to every server, and report each server's "
         "state, tool count and problems with what would fix them. Exit code 1 when anything failed.",
     )
-    doctor.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
     doctor.set_defaults(run=_cmd_doctor)
 
     run = sub.add_parser(
         "run",
+        parents=[with_config],
         help="run a Python program in code mode",
         description="Run a program in an isolated worker process with every configured MCP tool as a "
         "function. Prints what it printed, then its value or its error. Exit code: 0 ok, 1 the program "
         "raised, 2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (replay).",
     )
     run.add_argument("file", help='the program ("-" reads standard input)')
-    run.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
     run.add_argument("--timeout", type=float, metavar="S", help="seconds, 1 to 300 (default 30)")
     run.add_argument("--json", action="store_true", help="print the whole result record as JSON instead")
     run.set_defaults(run=_cmd_run)
