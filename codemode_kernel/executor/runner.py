@@ -41,6 +41,17 @@ DEFAULT_SESSION_IDLE = 600.0
 
 OutputCallback = Callable[[str, str], None]
 """``on_output(stream, text)``: what the program printed, as it prints it."""
+CallCallback = Callable[[CallRecord], None]
+"""``on_call(record)``: one of the execution's tool calls started (status running) or ended."""
+
+
+@dataclass(frozen=True)
+class _Watchers:
+    """The caller's live views of one execution, called on the hub's thread."""
+
+    on_output: OutputCallback | None = None
+    on_call: CallCallback | None = None
+
 
 log = logging.getLogger(__name__)
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
@@ -83,13 +94,19 @@ class _Execution:
     pending: list[dict[str, Any]] = field(default_factory=list)
     pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
     protections: dict[str, Any] = field(default_factory=dict)
-    on_output: OutputCallback | None = None
+    watchers: _Watchers = field(default_factory=_Watchers)
     records: dict[str, CallRecord] = field(default_factory=dict)
     """This execution's tool calls, by id, in the order they started (kept however long the log grows)."""
 
     def collect(self, record: CallRecord) -> None:
-        if record.execution_id == self.execution_id:
-            self.records[record.id] = record
+        if record.execution_id != self.execution_id:
+            return
+        self.records[record.id] = record
+        if self.watchers.on_call is not None:
+            try:
+                self.watchers.on_call(record)
+            except Exception:  # a broken live view must not break the execution
+                log.exception("an on_call callback failed")
 
     def output(self, stream: str, data: str) -> None:
         room = self.max_output - self.output_size
@@ -100,9 +117,9 @@ class _Execution:
             data, self.truncated = data[:room], True
         self.output_size += len(data)
         (self.stdout if stream == "stdout" else self.stderr).append(data)
-        if self.on_output is not None:
+        if self.watchers.on_output is not None:
             try:
-                self.on_output(stream, data)
+                self.watchers.on_output(stream, data)
             except Exception:  # a broken live view must not break the execution
                 log.exception("an on_output callback failed")
 
@@ -205,6 +222,7 @@ class Executor:
         replay: Sequence[Mapping[str, Any]] | None = None,
         pending: bool = False,
         on_output: OutputCallback | None = None,
+        on_call: CallCallback | None = None,
     ) -> ExecutionResult:
         """Run ``code`` and return its ExecutionResult; blocks (an interrupt stops the worker).
 
@@ -219,9 +237,11 @@ class Executor:
             pending: with ``replay``, a call missing from the record stops the run with status
                 ``pending`` (listing every call the program waits on) instead of failing it.
             on_output: called with ``("stdout" | "stderr", text)`` as the program prints, on the hub's
-                thread (keep it short): for live views. Tool calls are seen with ``hub.call_log.subscribe``.
+                thread (keep it short): for live views.
+            on_call: called with the CallRecord of each of this execution's tool calls when it starts
+                and when it ends, on the hub's thread (keep it short).
         """
-        runner = self._run(code, timeout, inputs, session, replay, pending, on_output)
+        runner = self._run(code, timeout, inputs, session, replay, pending, _Watchers(on_output, on_call))
         return self.toolbox.hub.loop_thread.run(runner)
 
     async def arun(
@@ -234,9 +254,10 @@ class Executor:
         replay: Sequence[Mapping[str, Any]] | None = None,
         pending: bool = False,
         on_output: OutputCallback | None = None,
+        on_call: CallCallback | None = None,
     ) -> ExecutionResult:
         """Async twin of ``run``, awaitable from any event loop."""
-        runner = self._run(code, timeout, inputs, session, replay, pending, on_output)
+        runner = self._run(code, timeout, inputs, session, replay, pending, _Watchers(on_output, on_call))
         return await self.toolbox.hub.loop_thread.run_async(runner)
 
     @property
@@ -256,7 +277,7 @@ class Executor:
         session: str | None,
         replay: Sequence[Mapping[str, Any]] | None,
         pending: bool,
-        on_output: OutputCallback | None = None,
+        watchers: _Watchers,
     ) -> ExecutionResult:
         limit = _check_timeout(timeout if timeout is not None else self.timeout)
         book = ReplayBook(replay) if replay is not None else None
@@ -265,7 +286,7 @@ class Executor:
         encoded_inputs = encode_inputs(inputs or {})
         if session is not None:
             return await self._run_in_session(
-                session, code, limit, execution_id, started, encoded_inputs, book, pending, on_output
+                session, code, limit, execution_id, started, encoded_inputs, book, pending, watchers
             )
         try:
             worker = await self._pool.take()
@@ -273,7 +294,7 @@ class Executor:
             return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
         try:
             return await self._execute(
-                code, limit, execution_id, started, encoded_inputs, book, pending, worker, None, on_output
+                code, limit, execution_id, started, encoded_inputs, book, pending, worker, None, watchers
             )
         finally:
             # Off the loop and not awaited: the caller need not wait for a temp dir to be removed.
@@ -290,7 +311,7 @@ class Executor:
         encoded_inputs: dict[str, Any],
         book: ReplayBook | None,
         pending: bool,
-        on_output: OutputCallback | None,
+        watchers: _Watchers,
     ) -> ExecutionResult:
         current = self._sessions.get(name)
         if current is not None and (not current.alive or not self._pool.is_current(current.worker)):
@@ -316,7 +337,7 @@ class Executor:
                 pending,
                 current.worker,
                 current,
-                on_output,
+                watchers,
             )
         self._pool.prepare_next()
         if current.alive:
@@ -350,7 +371,7 @@ class Executor:
         pending: bool,
         worker: Worker,
         session: _Session | None = None,
-        on_output: OutputCallback | None = None,
+        watchers: _Watchers | None = None,
     ) -> ExecutionResult:
         pid, exited = worker.pid, worker.exited
         if session is None:
@@ -363,7 +384,7 @@ class Executor:
             self.max_output_bytes,
             book=book,
             pending_mode=pending and book is not None,
-            on_output=on_output,
+            watchers=watchers or _Watchers(),
         )
         unsubscribe = self.toolbox.hub.call_log.subscribe(state.collect)
         status: ExecutionStatus

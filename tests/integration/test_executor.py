@@ -289,6 +289,14 @@ def test_output_streams_while_the_program_runs(executor: Executor) -> None:
     assert seen[0][0] < seen[1][0] - 0.5  # the first line arrived before the program finished
 
 
+def test_tool_calls_are_reported_as_they_start_and_end(executor: Executor) -> None:
+    seen: list[tuple[str, str]] = []
+    code = 'get_weather(city="Oslo", unit="celsius")\nget_weather(city="Lima", unit="celsius")'
+    result = executor.run(code, on_call=lambda record: seen.append((record.arguments["city"], record.status)))
+    assert result.status == "ok"
+    assert seen == [("Oslo", "running"), ("Oslo", "ok"), ("Lima", "running"), ("Lima", "ok")]
+
+
 def test_a_tool_call_timeout_is_an_error_at_the_calling_line(tmp_path: Path) -> None:
     servers = {"quirky": {"command": sys.executable, "args": [str(QUIRKY)], "timeout": 0.5}}
     (tmp_path / "codemode.json").write_text(json.dumps({"mcpServers": servers, "workspace": str(tmp_path)}))
