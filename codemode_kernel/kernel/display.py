@@ -8,12 +8,11 @@ the HTML, because JupyterLab trusts live outputs.
 
 from __future__ import annotations
 
-import html
 import json
 from typing import Any
 
 from ..executor import ExecutionResult
-from ..executor.source import format_error_text
+from .render import call_html, error_html, status_badge, value_html
 
 __all__ = ["TRACE_MIME", "result_bundle", "result_text"]
 
@@ -37,7 +36,7 @@ def result_bundle(result: ExecutionResult) -> tuple[dict[str, Any], dict[str, An
             "tool_calls": [{k: c.get(k) for k in _CALL_VOLATILE} for c in calls],
         }
     }
-    data = {"text/plain": result_text(result), "text/html": _html(result), TRACE_MIME: trace}
+    data = {"text/plain": result_text(result), "text/html": _html(result, calls), TRACE_MIME: trace}
     return data, metadata
 
 
@@ -79,28 +78,16 @@ def _error_text(error: dict[str, Any]) -> str:
     return f"{head}\n    {source.strip()}" if source else head
 
 
-def _html(result: ExecutionResult) -> str:
-    esc = html.escape
-    calls = "".join(
-        f"<li><code>{esc(str(c.get('tool')))}({esc(_arguments(c.get('arguments')))})</code>"
-        f" {esc(str(c.get('status')))}</li>"
-        for c in result.tool_calls
-    )
+def _html(result: ExecutionResult, calls: list[dict[str, Any]]) -> str:
+    calls_count = len(calls)
     parts = [
-        f'<div class="codemode-result"><b>codemode: {esc(result.status)}</b>',
-        f"<details><summary>{len(result.tool_calls)} tool call(s)</summary><ul>{calls}</ul></details>"
-        if calls
-        else "",
+        f'<div class="codemode-result"><b>codemode</b> {status_badge(result.status)}'
+        f" · {calls_count} tool call{'s' * (calls_count != 1)}",
+        *(call_html(call) for call in calls),
     ]
-    if result.value is not None:
-        parts.append(f"<pre>{esc(_value_text(result.value))}</pre>")
+    if result.value is not None and result.value != {"kind": "json", "data": None}:
+        parts.append(f'<div class="codemode-value">{value_html(result.value)}</div>')
     if result.error is not None:
-        parts.append(f'<pre class="codemode-error">{esc(format_error_text(result.error))}</pre>')
+        parts.append(error_html(result.error))
     parts.append("</div>")
     return "".join(parts)
-
-
-def _arguments(arguments: Any) -> str:
-    if not isinstance(arguments, dict):
-        return ""
-    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())

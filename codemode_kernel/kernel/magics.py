@@ -16,6 +16,7 @@ from IPython.display import display
 from ..executor import ExecutionResult
 from ..executor.values import decode_value
 from .display import result_bundle
+from .live import LiveTrace
 from .tools import KernelTools
 
 __all__ = ["CodeModeCellError", "CodeModeMagics"]
@@ -62,6 +63,8 @@ class CodeModeMagics(Magics):
         super().__init__(shell)
         self.tools = tools
         self.namespace: dict[str, Any] = shell.user_ns
+        # A live widget only where a frontend can show one: a kernel, not a terminal IPython.
+        self._widgets = getattr(shell, "kernel", None) is not None
 
     @line_cell_magic
     def codemode(self, line: str, cell: str | None = None) -> None:
@@ -85,7 +88,14 @@ class CodeModeMagics(Magics):
             raise UsageError(f"--in: no variable named {', '.join(missing)} in this kernel")
         inputs = {name: self.namespace[name] for name in args.inputs}
         executor = self.tools.executor()
-        result = _run_streaming(executor, cell, timeout=args.timeout, inputs=inputs, session=args.session)
+        live = LiveTrace(cell, timeout=args.timeout or executor.timeout) if self._widgets else None
+        try:
+            result = _run_streaming(
+                executor, cell, live, timeout=args.timeout, inputs=inputs, session=args.session
+            )
+        finally:
+            if live is not None:
+                live.close()  # also when interrupted: the record below (or the traceback) replaces it
         if args.out and result.ok:
             self.namespace[args.out] = decode_value(result.value) if result.value is not None else None
         if not args.quiet or not result.ok:
@@ -107,28 +117,44 @@ class CodeModeMagics(Magics):
             raise UsageError(f"unknown subcommand {command!r}\nusage: {_USAGE}")
 
 
-def _run_streaming(executor: Any, code: str, **options: Any) -> ExecutionResult:
-    """Run on the hub's loop; print what the program prints from this (the main) thread, as it arrives.
+def _run_streaming(executor: Any, code: str, live: LiveTrace | None, **options: Any) -> ExecutionResult:
+    """Run on the hub's loop; print the program's output and update the live view from this thread.
 
-    An interrupt (KeyboardInterrupt here) cancels the run on the loop, which stops the worker.
+    The loop thread only queues events: every widget update and print happens here, the kernel's main
+    thread, so they reach the notebook in order. An interrupt (KeyboardInterrupt here) cancels the run
+    on the loop, which stops the worker.
     """
-    output: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
+    events: queue.SimpleQueue[tuple[str, Any, Any] | None] = queue.SimpleQueue()
     loop_thread = executor.toolbox.hub.loop_thread
     future = loop_thread.submit(
-        executor.arun(code, on_output=lambda stream, text: output.put((stream, text)), **options)
+        executor.arun(
+            code,
+            on_output=lambda stream, text: events.put(("output", stream, text)),
+            on_call=lambda record: events.put(("call", record, None)) if live else None,
+            **options,
+        )
     )
-    future.add_done_callback(lambda _: output.put(None))
+    future.add_done_callback(lambda _: events.put(None))
+    if live is not None:
+        live.show()
     try:
         while True:
             try:
-                item = output.get(timeout=0.2)
+                event = events.get(timeout=0.25)
             except queue.Empty:
+                if live is not None:
+                    live.tick()
                 continue
-            if item is None:
+            if event is None:
                 break
-            stream = sys.stdout if item[0] == "stdout" else sys.stderr
-            stream.write(item[1])
-            stream.flush()
+            kind, first, second = event
+            if kind == "call":
+                assert live is not None
+                live.call(first)
+            else:
+                stream = sys.stdout if first == "stdout" else sys.stderr
+                stream.write(second)
+                stream.flush()
     except BaseException:
         future.cancel()
         raise

@@ -11,6 +11,8 @@ import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager
 
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
 
 @dataclass
 class Reply:
@@ -27,11 +29,18 @@ class Reply:
         )
 
     def data(self, mime: str = "text/plain") -> list[Any]:
+        """What the cell displayed in ``mime``, leaving out the live trace widget."""
         return [
             m["content"]["data"][mime]
             for m in self.messages
-            if m["msg_type"] in ("execute_result", "display_data") and mime in m["content"]["data"]
+            if m["msg_type"] in ("execute_result", "display_data")
+            and mime in m["content"]["data"]
+            and WIDGET_MIME not in m["content"]["data"]
         ]
+
+    def of_type(self, *msg_types: str) -> list[dict[str, Any]]:
+        """The cell's messages of these types, in the order they came."""
+        return [m for m in self.messages if m["msg_type"] in msg_types]
 
 
 class Kernel:

@@ -1,0 +1,84 @@
+"""The live trace of a running ``%%codemode`` cell: an ipywidgets view updated as tool calls come and go.
+
+It exists only while the program runs. Its display carries an empty ``text/plain`` (so nbval, nbconvert
+and consoles without widgets see nothing of it) and is emptied at the end, when the finished record is
+displayed once as the static MIME bundle (display.py) that survives saving and kernel restarts.
+Updates come from the kernel's main thread only (see magics.py): widget messages then follow the
+cell's other output in order.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from IPython.display import display, update_display
+
+from ..calllog import CallRecord
+from .render import call_html, code_html, status_badge
+
+__all__ = ["LiveTrace"]
+
+_WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+class LiveTrace:
+    """Status and elapsed time, the code (collapsed), one expandable row per tool call."""
+
+    def __init__(self, code: str, *, timeout: float | None = None) -> None:
+        import ipywidgets as widgets
+
+        self._widgets = widgets
+        self._started = time.monotonic()
+        self._timeout = timeout
+        self._header = widgets.HTML()
+        self._header.add_class("codemode-trace-header")
+        self._code = widgets.Accordion(children=[widgets.HTML(code_html(code))], titles=("code",))
+        self._code.selected_index = None
+        self._calls = widgets.VBox()
+        self.root = widgets.VBox([self._header, self._code, self._calls])
+        self.root.add_class("codemode-trace")
+        self._rows: dict[str, Any] = {}
+        self._statuses: dict[str, str] = {}
+        self._display_id: str | None = None
+        self.tick()
+
+    def show(self) -> None:
+        """Display the live view (text/plain empty, so it leaves no trace outside a widget frontend)."""
+        view = {"version_major": 2, "version_minor": 0, "model_id": self.root.model_id}
+        handle = display({_WIDGET_MIME: view, "text/plain": ""}, raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        self._display_id = handle.display_id
+
+    def tick(self) -> None:
+        """Refresh the header: status, elapsed seconds, calls so far."""
+        elapsed = time.monotonic() - self._started
+        limit = f" of {self._timeout:.0f} s" if self._timeout else ""
+        running = sum(1 for status in self._statuses.values() if status == "running")
+        self._header.value = (
+            f"<b>codemode</b> {status_badge('running')} {elapsed:.1f} s{limit} · "
+            f"{len(self._rows)} tool call{'s' * (len(self._rows) != 1)}"
+            + (f" ({running} running)" if running else "")
+        )
+
+    def call(self, record: CallRecord) -> None:
+        """Add the call's row when it starts; fill it in when it ends."""
+        row = self._rows.get(record.id)
+        if row is None:
+            row = self._widgets.HTML()
+            row.add_class("codemode-call")
+            self._rows[record.id] = row
+            self._calls.children = (*self._calls.children, row)
+        row.value = call_html(record.to_json())
+        self._statuses[record.id] = record.status
+        self.tick()
+
+    def close(self) -> None:
+        """Remove the live view: the finished record is displayed next, as a static bundle."""
+        if self._display_id is not None:
+            update_display({"text/plain": ""}, raw=True, display_id=self._display_id)  # type: ignore[no-untyped-call]
+            self._display_id = None
+        parts = (*self._rows.values(), *self._code.children, self._code, self._calls, self._header)
+        for widget in (*parts, self.root):
+            for model in (getattr(widget, "layout", None), getattr(widget, "style", None), widget):
+                if model is not None:
+                    model.close()  # layouts and styles are models of their own: none may linger

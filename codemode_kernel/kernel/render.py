@@ -1,0 +1,248 @@
+"""HTML for tool calls, results and errors, shared by the live trace widget and the static bundles.
+
+Every string that comes from a tool, a server, a model or the program passes through ``html.escape``:
+JupyterLab trusts live outputs, so a tool result carrying ``<img onerror=...>`` would otherwise run
+script beside the server's token. Images are only inlined for a few raster MIME types with base64 data.
+Containers are shown as nested ``<details>`` (a JSON tree that opens without JavaScript, so it also
+works in nbconvert's HTML and on GitHub); lists of records become tables.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["call_html", "code_html", "error_html", "json_html", "result_html", "status_badge", "value_html"]
+
+_MAX_ITEMS = 100  # per level of a JSON tree
+_MAX_DEPTH = 8
+_MAX_TEXT = 4000
+_MAX_ROWS = 50
+_MAX_COLUMNS = 20
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm"})
+_STATUS_STYLE = {
+    "ok": ("#1a7f37", "✓"),
+    "running": ("#9a6700", "…"),
+    "pending": ("#9a6700", "…"),
+}
+_MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 12px"
+
+esc = html.escape
+
+
+def status_badge(status: str) -> str:
+    """A coloured status word: green for ok, amber for running, red for everything that failed."""
+    color, mark = _STATUS_STYLE.get(status, ("#cf222e", "✗"))
+    return f'<span style="color: {color}; font-weight: 600">{mark} {esc(status)}</span>'
+
+
+def code_html(code: str) -> str:
+    """Python source, highlighted with inline styles (no stylesheet needed), line numbers kept."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    formatter = HtmlFormatter(noclasses=True, linenos="inline", nobackground=True)
+    return str(highlight(code, PythonLexer(), formatter))
+
+
+def call_html(call: Mapping[str, Any], *, open_result: bool = False) -> str:
+    """One tool call as an expandable row: name(arguments), status, duration; the result inside."""
+    duration = call.get("duration_ms")
+    timing = f" <small>{duration:.0f} ms</small>" if isinstance(duration, int | float) else ""
+    artifact = call.get("artifact_id")
+    summary = (
+        f"<code>{esc(str(call.get('tool')))}({esc(arguments_text(call.get('arguments')))})</code> "
+        f"{status_badge(str(call.get('status')))}{timing}"
+        f' <small style="opacity: 0.7">{esc(str(call.get("server")))}</small>'
+    )
+    body = []
+    if call.get("error"):
+        body.append(f'<pre style="color: #cf222e; {_MONO}">{esc(str(call["error"]))}</pre>')
+    if artifact:
+        body.append(f"<div>full result stored as artifact <code>{esc(str(artifact))}</code></div>")
+    if call.get("result") is not None:
+        body.append(result_html(call["result"]))
+    for warning in call.get("warnings") or ():
+        body.append(f'<div style="color: #9a6700">warning: {esc(str(warning))}</div>')
+    opened = " open" if open_result else ""
+    inner = "".join(body) or "<i>no result yet</i>"
+    return (
+        f'<details class="codemode-call"{opened}><summary>{summary}</summary>'
+        f'<div style="margin-left: 1.5em">{inner}</div></details>'
+    )
+
+
+def arguments_text(arguments: Any) -> str:
+    """``city="Oslo", unit="celsius"``: the arguments as they would be written in the call."""
+    if not isinstance(arguments, Mapping):
+        return ""
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+
+
+def result_html(result: Mapping[str, Any]) -> str:
+    """An MCP CallToolResult (wire form): structured content as a tree or table, then each content item."""
+    if "preview" in result and len(result) == 1:  # spilled or stored elsewhere: only a preview is kept
+        return f"<pre style='{_MONO}'>{esc(_clip(str(result['preview'])))}</pre>"
+    parts = []
+    structured = result.get("structuredContent")
+    if structured is not None:
+        parts.append(json_html(structured))
+    for item in result.get("content") or ():
+        if structured is not None and item.get("type") == "text":
+            continue  # the same data as text, for older clients
+        parts.append(_content_html(item))
+    return "".join(parts) or "<i>empty result</i>"
+
+
+def _content_html(item: Mapping[str, Any]) -> str:
+    kind = item.get("type")
+    if kind == "text":
+        text = str(item.get("text", ""))
+        try:
+            return json_html(json.loads(text))
+        except ValueError:
+            return f"<pre style='white-space: pre-wrap; {_MONO}'>{esc(_clip(text))}</pre>"
+    if kind in ("image", "audio"):
+        return _media_html(str(kind), str(item.get("mimeType", "")), item.get("data"))
+    if kind == "resource_link":
+        name = esc(str(item.get("name", "")))
+        return f"<div>resource link: <code>{esc(str(item.get('uri')))}</code> {name}</div>"
+    if kind == "resource":
+        resource = item.get("resource") or {}
+        head = f"<div>resource <code>{esc(str(resource.get('uri')))}</code></div>"
+        if "text" in resource:
+            return head + f"<pre style='{_MONO}'>{esc(_clip(str(resource['text'])))}</pre>"
+        return head
+    return json_html(dict(item))
+
+
+def _media_html(kind: str, mime: str, data: Any) -> str:
+    allowed = _IMAGE_TYPES if kind == "image" else _AUDIO_TYPES
+    if mime not in allowed or not isinstance(data, str) or not _is_base64(data):
+        return f"<div>{esc(kind)} ({esc(mime)}), not shown inline</div>"
+    source = f"data:{mime};base64,{data}"
+    if kind == "image":
+        return f'<img src="{source}" alt="{esc(mime)} image" style="max-width: 480px">'
+    return f'<audio controls src="{source}"></audio>'
+
+
+def _is_base64(data: str) -> bool:
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def json_html(value: Any, depth: int = 0) -> str:
+    """A JSON value as a tree of ``<details>`` (top level open); a list of records as a table."""
+    if isinstance(value, Mapping):
+        if not value:
+            return "<code>{}</code>"
+        items = list(value.items())
+        rows = "".join(
+            f"<li><b>{esc(str(k))}</b>: {json_html(v, depth + 1)}</li>" for k, v in items[:_MAX_ITEMS]
+        )
+        label = f"{{…}} {len(items)} key{'s' * (len(items) != 1)}"
+        return _tree(label, rows, len(items), depth)
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        items = list(value)
+        if not items:
+            return "<code>[]</code>"
+        table = _table_html(items)
+        if table is not None:
+            return table
+        rows = "".join(f"<li>{json_html(v, depth + 1)}</li>" for v in items[:_MAX_ITEMS])
+        return _tree(f"[…] {len(items)} item{'s' * (len(items) != 1)}", rows, len(items), depth)
+    return f"<code>{esc(_clip(json.dumps(value, ensure_ascii=False, default=str)))}</code>"
+
+
+def _tree(label: str, rows: str, count: int, depth: int) -> str:
+    if depth >= _MAX_DEPTH:
+        return f"<code>{esc(label)}</code>"
+    more = f"<li><i>… {count - _MAX_ITEMS} more</i></li>" if count > _MAX_ITEMS else ""
+    opened = " open" if depth == 0 else ""
+    return (
+        f"<details{opened}><summary>{esc(label)}</summary>"
+        f'<ul style="list-style: none; margin: 0; padding-left: 1.2em">{rows}{more}</ul></details>'
+    )
+
+
+def _table_html(items: list[Any]) -> str | None:
+    """A table when every item is a flat record (scalars only) and the columns are few."""
+    if not all(isinstance(i, Mapping) for i in items):
+        return None
+    columns: list[str] = []
+    for item in items:
+        for key, cell in item.items():
+            if isinstance(cell, Mapping | list):
+                return None
+            if key not in columns:
+                columns.append(str(key))
+    if not columns or len(columns) > _MAX_COLUMNS:
+        return None
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(_cell(item.get(c)))}</td>" for c in columns) + "</tr>"
+        for item in items[:_MAX_ROWS]
+    )
+    more = f"<div><i>… {len(items) - _MAX_ROWS} more rows</i></div>" if len(items) > _MAX_ROWS else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value)
+
+
+def value_html(envelope: Mapping[str, Any]) -> str:
+    """A program's value (its safe encoding from the executor) as a tree, a table or text."""
+    kind = envelope.get("kind")
+    if kind == "json":
+        return json_html(envelope.get("data"))
+    if kind == "text":
+        return (
+            f"<pre style='white-space: pre-wrap; {_MONO}'>{esc(_clip(str(envelope.get('text', ''))))}</pre>"
+        )
+    if kind == "table":
+        columns = [str(c) for c in envelope.get("columns") or ()]
+        rows = envelope.get("rows") or []
+        records = [dict(zip(columns, row, strict=False)) for row in rows if isinstance(row, list)]
+        table = _table_html(records) if records else None
+        if table is not None:
+            missing = int(envelope.get("row_count") or len(records)) - len(records)
+            return table + (f"<div><i>… {missing} more rows</i></div>" if missing > 0 else "")
+        count = envelope.get("row_count", "?")
+        return f"<code>&lt;table: {esc(str(count))} rows&gt;</code>"
+    if kind == "image":
+        return _media_html("image", str(envelope.get("mime_type", "")), envelope.get("data"))
+    if kind == "repr":
+        return f"<pre style='{_MONO}'>{esc(_clip(str(envelope.get('repr', ''))))}</pre>"
+    return f"<code>&lt;{esc(str(kind))}&gt;</code>"
+
+
+def error_html(error: Mapping[str, Any]) -> str:
+    """The error with its line and source line, and the traceback folded underneath."""
+    where = f"line {error['line']}: " if error.get("line") else ""
+    head = f"{where}{error.get('type', 'Error')}: {error.get('message', '')}"
+    source = error.get("source_line")
+    parts = [f"<b>{esc(head)}</b>"]
+    if source:
+        parts.append(f"<pre style='{_MONO}; margin: 0.3em 0'>    {esc(str(source).strip())}</pre>")
+    if error.get("traceback"):
+        parts.append(
+            f"<details><summary>traceback</summary><pre style='{_MONO}'>{esc(str(error['traceback']))}</pre>"
+            "</details>"
+        )
+    return f'<div class="codemode-error" style="color: #cf222e">{"".join(parts)}</div>'
+
+
+def _clip(text: str) -> str:
+    return (
+        text if len(text) <= _MAX_TEXT else f"{text[:_MAX_TEXT]}… ({len(text) - _MAX_TEXT} more characters)"
+    )
