@@ -3,9 +3,12 @@
 The public API is the names below; every module path may change.
 """
 
+from .artifacts import Artifact, ArtifactStore
 from .calllog import CallLog, CallRecord
 from .config import CodeModeSettings, Config, ServerConfig, load_config, resolve_code_mode
 from .errors import (
+    ArtifactError,
+    ArtifactNotFoundError,
     CodeModeError,
     ConfigError,
     ServerError,
@@ -33,6 +36,10 @@ def load_ipython_extension(ipython: object) -> None:
 
 
 __all__ = [
+    "Artifact",
+    "ArtifactError",
+    "ArtifactNotFoundError",
+    "ArtifactStore",
     "Audio",
     "CallLog",
     "CallRecord",

@@ -10,7 +10,9 @@ Catch broad, recover narrow::
     ├── ToolArgumentError           arguments do not fit the tool's input schema (nothing was sent)
     ├── ToolError                   the server ran the tool and reported isError
     ├── ToolTimeoutError            a tool call did not finish within its timeout
-    └── UnknownToolError            no configured tool has that name
+    ├── UnknownToolError            no configured tool has that name
+    └── ArtifactError               the artifact store cannot take or give this data
+        └── ArtifactNotFoundError   no artifact has that id or name; the message lists those that exist
 
 Every message says what went wrong and what to do about it, so it can be shown to a user (or a model)
 as is.
@@ -21,6 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ArtifactError",
+    "ArtifactNotFoundError",
     "CodeModeError",
     "ConfigError",
     "ServerError",
@@ -120,3 +124,15 @@ class ToolTimeoutError(CodeModeError, TimeoutError):
 
 class UnknownToolError(CodeModeError, LookupError):
     """No configured tool has this name; the message lists the closest names."""
+
+
+class ArtifactError(CodeModeError):
+    """The artifact store cannot take or give this data (an unsupported value, a broken database file)."""
+
+
+class ArtifactNotFoundError(ArtifactError, LookupError):
+    """No artifact has this id or name; ``key`` is what was asked, the message lists what exists."""
+
+    def __init__(self, message: str, *, key: str):
+        self.key = key
+        super().__init__(message)

@@ -21,6 +21,7 @@ def public_names(module: object) -> set[str]:
     "module_name",
     [
         "codemode_kernel",
+        "codemode_kernel.artifacts",
         "codemode_kernel.config",
         "codemode_kernel.typegen",
         "codemode_kernel.hub",

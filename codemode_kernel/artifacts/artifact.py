@@ -1,0 +1,37 @@
+"""Artifact: what is known about one stored piece of data, without the data."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["Artifact"]
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """The metadata of one artifact; ``ArtifactStore.read_bytes(a.id)`` or ``load(a.id)`` gives its data.
+
+    Attributes:
+        id: unique, made by the store (12 hex digits).
+        name: the name it was stored under, or None; ``get(name)`` finds the newest with that name.
+        type: its MIME type (``application/json``, ``text/csv``, ``image/png``...).
+        description: free text, possibly empty.
+        size: bytes of data.
+        created: when it was stored, UTC, ISO 8601.
+        sha256: hex digest of the data; artifacts with the same data share one stored copy.
+        execution_id: the execution that made it (None when made outside one).
+    """
+
+    id: str
+    name: str | None
+    type: str
+    description: str
+    size: int
+    created: str
+    sha256: str
+    execution_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The metadata as a JSON-serialisable dict."""
+        return asdict(self)
