@@ -1,10 +1,11 @@
 """CallLog: the one record of every tool call, read by widgets, the agent, replay and audits.
 
 The log is bounded in memory. When it grows past ``max_entries`` the oldest records are appended to
-``calls.jsonl`` in the spill directory (the workspace's ``.codemode/``) and dropped from memory; a
-result larger than ``max_result_bytes`` is written to ``results/<id>.json`` there at once and the
-record keeps a short preview and the file's name. Nothing is lost, and memory stays flat however long
-a kernel runs.
+``calls.jsonl`` in the spill directory (the workspace's ``.codemode/``) and dropped from memory. A
+result larger than ``max_result_bytes`` is stored at once as an artifact (in the ArtifactStore of that
+directory), and the record keeps a short preview and the artifact's id: large data never floods a trace,
+a widget or a model's context, and ``full_result`` reads it back. Nothing is lost, and memory stays flat
+however long a kernel runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["CallLog", "CallRecord", "CallStatus"]
+from .artifacts import ArtifactStore
+from .errors import ArtifactError
+
+__all__ = ["DEFAULT_ARTIFACT_THRESHOLD", "CallLog", "CallRecord", "CallStatus"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,8 @@ sending; ``timeout`` the per-call timeout fired; ``cancelled`` the caller gave u
 ``server_error`` the connection or the protocol failed."""
 
 _PREVIEW_CHARS = 2000
+DEFAULT_ARTIFACT_THRESHOLD = 64 * 1024
+"""Bytes of JSON above which a tool result is stored as an artifact (``codeMode.artifactThresholdBytes``)."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +53,9 @@ class CallRecord:
     result: dict[str, Any] | None = None
     error: str | None = None
     warnings: tuple[str, ...] = ()
-    result_file: str | None = None
-    """Set when the result was spilled to disk; ``result`` then holds ``{"preview": ...}`` only."""
+    artifact_id: str | None = None
+    """Set when the result was stored as an artifact; ``result`` then holds ``{"preview", "bytes"}`` only,
+    and ``CallLog.full_result`` (or the artifact) gives the whole."""
     execution_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -61,17 +68,27 @@ class CallRecord:
 
 @dataclass
 class CallLog:
-    """Thread-safe, bounded, append-only log of tool calls with spill-to-disk."""
+    """Thread-safe, bounded, append-only log of tool calls with spill-to-disk.
+
+    ``artifacts`` is where results larger than ``max_result_bytes`` go; by default the store in
+    ``spill_dir`` (opened on first use). Without either, or with ``max_result_bytes=None``, results stay
+    whole in the records.
+    """
 
     spill_dir: Path | None = None
     max_entries: int = 1000
-    max_result_bytes: int = 256 * 1024
+    max_result_bytes: int | None = DEFAULT_ARTIFACT_THRESHOLD
+    artifacts: ArtifactStore | None = None
     _records: dict[str, CallRecord] = field(default_factory=dict, init=False)
     """In memory, by id, in the order calls started (an update keeps a record's place)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _spill_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _listeners: list[Callable[[CallRecord], None]] = field(default_factory=list, init=False)
     spilled: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.artifacts is None and self.spill_dir is not None:
+            self.artifacts = ArtifactStore(self.spill_dir / "artifacts.db")
 
     def start(
         self, server: str, tool: str, arguments: dict[str, Any], *, execution_id: str | None = None
@@ -97,18 +114,11 @@ class CallLog:
         error: str | None = None,
         warnings: tuple[str, ...] = (),
     ) -> CallRecord:
-        """Record how a call ended; large results go to disk and keep a preview."""
+        """Record how a call ended; a large result becomes an artifact and the record keeps a preview."""
         duration_ms = (time.time() - record.started) * 1000.0
-        result_file = None
-        big = result is not None and _rough_size(result) > self.max_result_bytes // 2
-        if result is not None and big and self.spill_dir is not None:
-            encoded = json.dumps(result, ensure_ascii=False)
-            if len(encoded.encode()) > self.max_result_bytes:
-                try:
-                    result_file = self._spill_result(record.id, encoded)
-                    result = {"preview": encoded[:_PREVIEW_CHARS], "bytes": len(encoded.encode())}
-                except OSError as exc:
-                    log.warning("could not write a large result to %s (%s); kept it", self.spill_dir, exc)
+        artifact_id = None
+        if result is not None and self.artifacts is not None:
+            result, artifact_id = self._store_if_large(record, result)
         done = replace(
             record,
             status=status,
@@ -116,10 +126,36 @@ class CallLog:
             result=result,
             error=error,
             warnings=record.warnings + warnings,
-            result_file=result_file,
+            artifact_id=artifact_id,
         )
         self._put(done)
         return done
+
+    def _store_if_large(
+        self, record: CallRecord, result: dict[str, Any]
+    ) -> tuple[dict[str, Any], str | None]:
+        """The result to keep in the record, and the artifact that holds the whole when it was large."""
+        limit = self.max_result_bytes
+        assert self.artifacts is not None
+        if limit is None or _rough_size(result) <= limit // 2:
+            return result, None  # cheap check first: encoding every result would cost more than the call
+        encoded = json.dumps(result, ensure_ascii=False).encode()
+        if len(encoded) <= limit:
+            return result, None
+        try:
+            artifact = self.artifacts.put(
+                encoded,
+                type="application/json",
+                name=f"{record.tool} result",
+                description=f"the whole result of {record.server}/{record.tool} (call {record.id}), "
+                f"{len(encoded)} bytes",
+                execution_id=record.execution_id,
+            )
+        except (ArtifactError, OSError) as exc:
+            log.warning("could not store a large result as an artifact (%s); kept it in the log", exc)
+            return result, None
+        # The id stays out of the result: a record's result must read the same on every run (nbval).
+        return {"preview": _preview(result), "bytes": len(encoded)}, artifact.id
 
     def get(self, call_id: str) -> CallRecord | None:
         """The record with this id, from memory or the spill file."""
@@ -130,10 +166,14 @@ class CallLog:
         return next((r for r in self._read_spilled() if r.id == call_id), None)
 
     def full_result(self, record: CallRecord) -> dict[str, Any] | None:
-        """The complete result of a call, reading it back from disk when it was spilled."""
-        if record.result_file is None or self.spill_dir is None:
+        """The complete result of a call, read back from the artifact store when it was stored there.
+
+        Raises:
+            ArtifactNotFoundError: the artifact was deleted since.
+        """
+        if record.artifact_id is None or self.artifacts is None:
             return record.result
-        loaded: dict[str, Any] = json.loads((self.spill_dir / record.result_file).read_text())
+        loaded: dict[str, Any] = self.artifacts.load(record.artifact_id)
         return loaded
 
     def records(self, *, include_spilled: bool = False) -> list[CallRecord]:
@@ -193,29 +233,39 @@ class CallLog:
             return
         self.spilled += len(records)
 
-    def _spill_result(self, call_id: str, encoded: str) -> str:
-        assert self.spill_dir is not None
-        folder = self.spill_dir / "results"
-        folder.mkdir(parents=True, exist_ok=True)
-        name = f"results/{call_id}.json"
-        (self.spill_dir / name).write_text(encoded, encoding="utf-8")
-        return name
-
     def _read_spilled(self) -> list[CallRecord]:
         if self.spill_dir is None or not (self.spill_dir / "calls.jsonl").exists():
             return []
         found: dict[str, CallRecord] = {}
         with self._spill_lock:
             text = (self.spill_dir / "calls.jsonl").read_text(encoding="utf-8", errors="replace")
+        known = {f.name for f in fields(CallRecord)}
         for line in text.splitlines():
             try:
                 data = json.loads(line)
                 data["warnings"] = tuple(data.get("warnings", ()))
-                record = CallRecord(**data)
-            except (ValueError, TypeError):
+                # Keys of other versions (``result_file`` before artifacts) must not cost the record.
+                record = CallRecord(**{k: v for k, v in data.items() if k in known})
+            except (ValueError, TypeError, AttributeError):
                 continue  # a line cut short by a crash: skip it, keep the rest
             found[record.id] = record  # the last copy of a record wins
         return list(found.values())
+
+
+def _preview(result: dict[str, Any]) -> str:
+    """The start of what a reader would look at: the text blocks, else the structured part, else the JSON."""
+    texts = [
+        b["text"]
+        for b in result.get("content") or ()
+        if isinstance(b, dict) and isinstance(b.get("text"), str)
+    ]
+    if texts:
+        text = "\n".join(texts)
+    elif result.get("structuredContent") is not None:
+        text = json.dumps(result["structuredContent"], ensure_ascii=False)
+    else:
+        text = json.dumps(result, ensure_ascii=False)
+    return text if len(text) <= _PREVIEW_CHARS else text[:_PREVIEW_CHARS] + "…"
 
 
 def _rough_size(result: dict[str, Any]) -> int:

@@ -214,6 +214,9 @@ class CodeModeSettings(ConfigModel):
     """Seconds between SIGINT and SIGKILL when an execution reaches its deadline."""
     preload: list[str] = []
     """Modules the pre-started worker process imports once (``["pandas", "numpy"]``)."""
+    artifact_threshold_bytes: Annotated[int, Field(strict=True, ge=0)] | None = 64 * 1024
+    """A tool result whose JSON is larger is stored as an artifact; its call record keeps a preview and the
+    artifact's id. None keeps every result whole in the records."""
     sandbox: SandboxSettings = SandboxSettings()
 
     def is_excluded(self, server: str, tool: str) -> bool:

@@ -229,7 +229,7 @@ def test_every_call_is_in_the_log_and_the_log_spills_to_disk(tmp_path: Path) -> 
         assert len(everything) == 12
         assert [r.status for r in everything].count("tool_error") == 1
         failed = next(r for r in everything if r.status == "tool_error")
-        assert failed.result_file is not None and failed.result is not None and "preview" in failed.result
+        assert failed.artifact_id is not None and failed.result is not None and "preview" in failed.result
         full = log.full_result(failed)
         assert full is not None and full["content"][0]["text"] == "x" * 300
         assert log.get(everything[0].id) == everything[0]
