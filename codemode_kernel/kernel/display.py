@@ -9,19 +9,24 @@ the HTML, because JupyterLab trusts live outputs.
 from __future__ import annotations
 
 import json
+from html import escape as esc
 from typing import Any
 
 from ..executor import ExecutionResult
-from .render import call_html, error_html, status_badge, value_html
+from .history import CellRun
+from .render import arguments_text, call_html, code_html, error_html, status_badge, value_html
 
-__all__ = ["TRACE_MIME", "result_bundle", "result_text"]
+__all__ = ["TRACE_MIME", "history_bundle", "result_bundle", "result_text"]
 
 TRACE_MIME = "application/vnd.codemode.trace.v1+json"
+_REPLAYED = " (replayed from the record: no server was called)"
 _CALL_VOLATILE = ("id", "started", "duration_ms", "execution_id", "result_file")
 
 
-def result_bundle(result: ExecutionResult) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The (data, metadata) pair to display for a finished execution."""
+def result_bundle(
+    result: ExecutionResult, *, replayed: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (data, metadata) pair to display for a finished execution (``replayed``: from a record)."""
     record = result.to_dict()
     trace = {k: v for k, v in record.items() if k not in ("execution_id", "duration_ms", "protections")}
     # Calls made in parallel finish in any order: the payload lists them in a stable order (server, tool,
@@ -36,7 +41,13 @@ def result_bundle(result: ExecutionResult) -> tuple[dict[str, Any], dict[str, An
             "tool_calls": [{k: c.get(k) for k in _CALL_VOLATILE} for c in calls],
         }
     }
-    data = {"text/plain": result_text(result), "text/html": _html(result, calls), TRACE_MIME: trace}
+    if replayed:
+        trace["replayed"] = True
+    data = {
+        "text/plain": result_text(result, replayed=replayed),
+        "text/html": _html(result, calls, replayed=replayed),
+        TRACE_MIME: trace,
+    }
     return data, metadata
 
 
@@ -45,10 +56,10 @@ def _call_order(call: dict[str, Any]) -> tuple[str, str, str]:
     return str(call.get("server")), str(call.get("tool")), arguments
 
 
-def result_text(result: ExecutionResult) -> str:
+def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
     """A short deterministic summary: status, tool calls, the value or the error with its line."""
     calls = len(result.tool_calls)
-    lines = [f"codemode: {result.status}, {calls} tool call{'s' * (calls != 1)}"]
+    lines = [f"codemode: {result.status}, {calls} tool call{'s' * (calls != 1)}{_REPLAYED * replayed}"]
     if result.value is not None and result.value != {"kind": "json", "data": None}:
         lines.append(f"value: {_value_text(result.value)}")
     if result.error is not None:
@@ -78,11 +89,11 @@ def _error_text(error: dict[str, Any]) -> str:
     return f"{head}\n    {source.strip()}" if source else head
 
 
-def _html(result: ExecutionResult, calls: list[dict[str, Any]]) -> str:
+def _html(result: ExecutionResult, calls: list[dict[str, Any]], *, replayed: bool = False) -> str:
     calls_count = len(calls)
     parts = [
         f'<div class="codemode-result"><b>codemode</b> {status_badge(result.status)}'
-        f" · {calls_count} tool call{'s' * (calls_count != 1)}",
+        f" · {calls_count} tool call{'s' * (calls_count != 1)}{esc(_REPLAYED) * replayed}",
         *(call_html(call) for call in calls),
     ]
     if result.value is not None and result.value != {"kind": "json", "data": None}:
@@ -91,3 +102,51 @@ def _html(result: ExecutionResult, calls: list[dict[str, Any]]) -> str:
         parts.append(error_html(result.error))
     parts.append("</div>")
     return "".join(parts)
+
+
+def history_bundle(runs: list[CellRun], direct_calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The kernel's executions and direct tool calls: a deterministic text list, a foldable HTML one."""
+    lines = [
+        f"codemode history: {len(runs)} execution{'s' * (len(runs) != 1)}, "
+        f"{len(direct_calls)} direct tool call{'s' * (len(direct_calls) != 1)}"
+    ]
+    for run in runs:
+        lines.append(f"  #{run.number} {_run_line(run)}")
+        if run.result.error is not None:
+            lines.append(f"      {_error_text(run.result.error).splitlines()[0]}")
+    if direct_calls:
+        lines.append("direct tool calls:")
+        lines.extend(
+            f"  {c.get('tool')}({arguments_text(c.get('arguments'))}) {c.get('status')}" for c in direct_calls
+        )
+    html_parts = ['<div class="codemode-history">', f"<b>{esc(lines[0])}</b>"]
+    for run in runs:
+        result = run.result
+        summary = (
+            f"#{run.number} {status_badge(result.status)} · {esc(_run_line(run, with_status=False))}"
+            f" <small>{result.duration_ms / 1000:.2f} s</small>"
+        )
+        body = [
+            code_html(run.code),
+            *(call_html(call) for call in sorted(result.tool_calls, key=_call_order)),
+        ]
+        if result.error is not None:
+            body.append(error_html(result.error))
+        html_parts.append(
+            f'<details class="codemode-run"><summary>{summary}</summary>'
+            f'<div style="margin-left: 1.5em">{"".join(body)}</div></details>'
+        )
+    if direct_calls:
+        html_parts.append("<div><b>direct tool calls</b></div>")
+        html_parts.extend(call_html(call) for call in direct_calls)
+    html_parts.append("</div>")
+    return {"text/plain": "\n".join(lines), "text/html": "".join(html_parts)}
+
+
+def _run_line(run: CellRun, *, with_status: bool = True) -> str:
+    calls = len(run.result.tool_calls)
+    first = next((line.strip() for line in run.code.splitlines() if line.strip()), "")
+    first = first if len(first) <= 60 else first[:57] + "..."
+    status = f"{run.result.status}, " if with_status else ""
+    replayed = " (replayed)" if run.replayed else ""
+    return f"{status}{calls} tool call{'s' * (calls != 1)}{replayed}: {first}"

@@ -7,6 +7,7 @@ import inspect
 import queue
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -15,7 +16,8 @@ from IPython.display import display
 
 from ..executor import ExecutionResult
 from ..executor.values import decode_value
-from .display import result_bundle
+from .display import history_bundle, result_bundle
+from .history import cell_key
 from .live import LiveTrace
 from .tools import KernelTools
 
@@ -45,13 +47,14 @@ def _cell_parser() -> argparse.ArgumentParser:
     parser.add_argument("--session", default=None)
     parser.add_argument("--in", dest="inputs", nargs="+", action="extend", default=[])
     parser.add_argument("--out", default=None)
+    parser.add_argument("--replay", action="store_true")
     parser.add_argument("--quiet", action="store_true")
     return parser
 
 
 _USAGE = (
-    "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--quiet]\n"
-    "%codemode status | tools [QUERY]"
+    "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]\n"
+    "%codemode status | tools [QUERY] | history [N] | reload [--config FILE]"
 )
 
 
@@ -87,19 +90,30 @@ class CodeModeMagics(Magics):
         if missing:
             raise UsageError(f"--in: no variable named {', '.join(missing)} in this kernel")
         inputs = {name: self.namespace[name] for name in args.inputs}
+        key = cell_key(self.tools.cell_id, cell)
+        replay = None
+        if args.replay:
+            previous = self.tools.history.last_for(key)
+            if previous is None:
+                raise UsageError(
+                    "--replay: this cell has not run in this kernel yet, so there is no record to replay; "
+                    "run it once without --replay"
+                )
+            replay = previous.result.tool_calls
         executor = self.tools.executor()
         live = LiveTrace(cell, timeout=args.timeout or executor.timeout) if self._widgets else None
         try:
             result = _run_streaming(
-                executor, cell, live, timeout=args.timeout, inputs=inputs, session=args.session
+                executor, cell, live, timeout=args.timeout, inputs=inputs, session=args.session, replay=replay
             )
         finally:
             if live is not None:
                 live.close()  # also when interrupted: the record below (or the traceback) replaces it
+        self.tools.history.add(key, cell, result, replayed=args.replay)
         if args.out and result.ok:
             self.namespace[args.out] = decode_value(result.value) if result.value is not None else None
         if not args.quiet or not result.ok:
-            data, metadata = result_bundle(result)
+            data, metadata = result_bundle(result, replayed=args.replay)
             display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
         if not result.ok:
             raise CodeModeCellError(result)
@@ -113,8 +127,36 @@ class CodeModeMagics(Magics):
             print(status_text(self.tools))
         elif command == "tools":
             print(tools_text(self.tools, " ".join(rest)))
+        elif command == "history":
+            self._history(rest)
+        elif command == "reload":
+            self._reload(rest)
         else:
             raise UsageError(f"unknown subcommand {command!r}\nusage: {_USAGE}")
+
+    def _history(self, words: list[str]) -> None:
+        if len(words) > 1 or (words and not words[0].isdigit()):
+            raise UsageError(f"usage: %codemode history [N] (the last N executions)\n{_USAGE}")
+        runs = self.tools.history.runs()
+        if words:
+            runs = runs[-int(words[0]) :] if int(words[0]) else []
+        toolbox = self.tools.toolbox
+        records = toolbox.hub.call_log.records() if toolbox is not None and self.tools.ready else []
+        direct = [r.to_json() for r in records if r.execution_id is None]
+        display(history_bundle(runs, direct), raw=True)  # type: ignore[no-untyped-call]
+
+    def _reload(self, words: list[str]) -> None:
+        config: Path | None = None
+        if words[:1] == ["--config"] and len(words) == 2:
+            config = Path(words[1]).expanduser()
+            if not config.is_file():
+                raise UsageError(f"--config: no file {config}")
+            config = config.absolute()
+        elif words:
+            raise UsageError(f"usage: %codemode reload [--config FILE]\n{_USAGE}")
+        print("codemode: reloading the config and reconnecting the servers...", file=sys.stderr, flush=True)
+        self.tools.reload(config)
+        print(status_text(self.tools))
 
 
 def _run_streaming(executor: Any, code: str, live: LiveTrace | None, **options: Any) -> ExecutionResult:

@@ -16,7 +16,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["call_html", "code_html", "error_html", "json_html", "result_html", "status_badge", "value_html"]
+__all__ = [
+    "arguments_text",
+    "call_html",
+    "code_html",
+    "error_html",
+    "json_html",
+    "result_html",
+    "status_badge",
+    "value_html",
+]
 
 _MAX_ITEMS = 100  # per level of a JSON tree
 _MAX_DEPTH = 8

@@ -17,6 +17,7 @@ from ..config import load_config
 from ..errors import CodeModeError, ConfigError, UntrustedConfigError
 from ..executor import Executor
 from ..toolbox import Toolbox
+from .history import History
 
 __all__ = ["KernelTools", "ToolsUnavailable"]
 
@@ -33,6 +34,8 @@ class KernelTools:
     def __init__(self, shell: Any, cwd: Path) -> None:
         self.shell = shell
         self.cwd = cwd
+        self.config_path: Path | None = None
+        """A config named with ``%codemode reload --config FILE``; else it is found from ``cwd``."""
         self.toolbox: Toolbox | None = None
         self.problem: str | None = None
         self.started_in: float | None = None
@@ -41,13 +44,16 @@ class KernelTools:
         self._executor: Executor | None = None
         self._placed: dict[str, Any] = {}
         self._reported = False
+        self.history = History()
+        self.cell_id: str | None = None
+        """The frontend's id of the cell running now (JupyterLab sends one), for ``--replay``."""
 
     # -- lifecycle --------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Load the config now (a problem is kept for the first cell) and connect servers on a thread."""
         try:
-            config = load_config(cwd=self.cwd)
+            config = load_config(self.config_path, cwd=self.cwd)
         except UntrustedConfigError as exc:
             self._fail(
                 f"the project config {exc.file} is not trusted yet, so none of its servers started.\n"
@@ -108,10 +114,34 @@ class KernelTools:
         if self.toolbox is not None and self._ready.is_set():
             self.toolbox.close()
 
+    def reload(self, config_path: Path | None = None) -> None:
+        """Re-read the config (or read ``config_path``) and reconnect every server.
+
+        The namespace then holds the new tools: names placed for the old ones are removed (unless the
+        user rebound them). The history is kept.
+        """
+        self.wait()
+        if config_path is not None:
+            self.config_path = config_path
+        self.close()
+        namespace = self.shell.user_ns
+        for name, value in self._placed.items():
+            if namespace.get(name) is value:
+                del namespace[name]
+            self.shell.user_ns_hidden.pop(name, None)
+        self._placed.clear()
+        self.skipped.clear()
+        self.toolbox, self.problem, self._reported = None, None, False
+        self._ready = threading.Event()
+        self.start()
+        self.wait()
+        self.place()
+
     # -- the namespace ----------------------------------------------------------------------------
 
-    def before_cell(self, *_: Any) -> None:
+    def before_cell(self, info: Any = None) -> None:
         """Before each cell: wait for the tools, report a problem once, place the functions."""
+        self.cell_id = getattr(info, "cell_id", None)
         try:
             self.wait()
         except (KeyboardInterrupt, ToolsUnavailable) as exc:

@@ -1,0 +1,61 @@
+"""What ran in this kernel: every ``%%codemode`` execution (for ``--replay`` and ``%codemode history``).
+
+A cell is known by the id JupyterLab sends with each execution (``cellId``), so an edited cell still
+finds its previous run; without one (a console, an old frontend) by its code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..executor import ExecutionResult
+
+__all__ = ["CellRun", "History"]
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """One ``%%codemode`` execution: which cell, what code, what happened."""
+
+    number: int
+    cell_key: str
+    code: str
+    result: ExecutionResult
+    finished_at: float = field(default_factory=time.time)
+    replayed: bool = False
+
+
+class History:
+    """The kernel's executions, newest last; bounded so a long session cannot grow it without end."""
+
+    def __init__(self, limit: int = 500) -> None:
+        self._runs: deque[CellRun] = deque(maxlen=limit)
+        self._count = 0
+
+    def add(self, cell_key: str, code: str, result: ExecutionResult, *, replayed: bool = False) -> CellRun:
+        """Record an execution; returns it with its number in this kernel (1, 2, ...)."""
+        self._count += 1
+        run = CellRun(self._count, cell_key, code, result, replayed=replayed)
+        self._runs.append(run)
+        return run
+
+    def last_for(self, cell_key: str) -> CellRun | None:
+        """The newest execution of this cell that called servers (a replay records nothing new)."""
+        for run in reversed(self._runs):
+            if run.cell_key == cell_key and not run.replayed:
+                return run
+        return None
+
+    def runs(self) -> list[CellRun]:
+        """Every execution kept, oldest first."""
+        return list(self._runs)
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+
+def cell_key(cell_id: str | None, code: str) -> str:
+    """The key of a cell: its frontend id when there is one, else its code."""
+    return f"id:{cell_id}" if cell_id else f"code:{code.strip()}"
