@@ -71,7 +71,31 @@ class CodeModeMagics(Magics):
 
     @line_cell_magic
     def codemode(self, line: str, cell: str | None = None) -> None:
-        """Run the cell as a program in the isolated executor, or ``status`` / ``tools [QUERY]``."""
+        """Run a cell as a program in the isolated executor; or, as a line magic, inspect the tools.
+
+        Cell magic::
+
+            %%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]
+
+        The cell runs in a sandboxed worker process where every MCP tool is a typed function. While it
+        runs, a live view shows the tool calls; at the end the cell shows the record (status, tool calls
+        with their results, the value or the error at its line). A failed program fails the cell.
+
+        --timeout S     seconds before the worker is stopped (SIGINT, grace period, SIGKILL); default 30
+        --session NAME  keep the program's globals for the next cell run with the same session name
+        --in VAR ...    pass kernel variables in as data (JSON, bytes, DataFrames, arrays; never pickles)
+        --out VAR       put the program's value into the kernel namespace as VAR
+        --replay        re-run with the tool results recorded by this cell's previous run: no server
+                        is called, so nothing happens twice; a call that was not recorded fails
+        --quiet         show nothing unless the program fails
+
+        Line magic::
+
+            %codemode status              servers, failures with reasons, tool count, sandbox protections
+            %codemode tools [QUERY]       the tools whose name or description matches, with signatures
+            %codemode history [N]         this kernel's executions (the last N) and direct tool calls
+            %codemode reload [--config F] re-read the config (or read F) and reconnect every server
+        """
         if cell is None:
             self._line(line)
         else:
