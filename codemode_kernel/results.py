@@ -110,16 +110,24 @@ def error_message(result: dict[str, Any]) -> str:
     return "\n".join(t for t in texts if t) or "the tool reported an error without a message"
 
 
-def decode_result(result: dict[str, Any], *, tool: str, server: str | None = None) -> Any:
+def decode_result(
+    result: dict[str, Any], *, tool: str, server: str | None = None, unwrap: bool = False
+) -> Any:
     """Turn a wire CallToolResult into the Python value a tool function returns.
+
+    ``unwrap``: the structured content is ``{"result": value}`` (see ``ToolSpec.wraps_result``): return
+    the value.
 
     Raises:
         ToolError: the result has ``isError`` set.
     """
     if result.get("isError"):
         raise ToolError(error_message(result), tool=tool, server=server, content=result.get("content"))
-    if result.get("structuredContent") is not None:
-        return wrap_json(result["structuredContent"])
+    structured = result.get("structuredContent")
+    if structured is not None:
+        if unwrap and isinstance(structured, dict) and list(structured) == ["result"]:
+            return wrap_json(structured["result"])
+        return wrap_json(structured)
     parts = [_decode_block(block) for block in result.get("content") or []]
     if not parts:
         return None

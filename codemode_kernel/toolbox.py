@@ -233,7 +233,7 @@ class Toolbox:
         def tool_function(*args: Any, **kwargs: Any) -> Any:
             arguments = bind_arguments(model, args, kwargs)
             result = hub.call(spec.server, spec.name, arguments)
-            return decode_result(result, tool=spec.name, server=spec.server)
+            return decode_result(result, tool=spec.name, server=spec.server, unwrap=spec.wraps_result)
 
         return _describe(tool_function, model)
 
@@ -243,7 +243,7 @@ class Toolbox:
         async def tool_function(*args: Any, **kwargs: Any) -> Any:
             arguments = bind_arguments(model, args, kwargs)
             result = await hub.acall(spec.server, spec.name, arguments)
-            return decode_result(result, tool=spec.name, server=spec.server)
+            return decode_result(result, tool=spec.name, server=spec.server, unwrap=spec.wraps_result)
 
         return _describe(tool_function, model)
 

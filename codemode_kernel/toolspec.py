@@ -30,6 +30,29 @@ class ToolSpec:
         """``server/tool``, the form ``excludedTools`` accepts and messages use."""
         return f"{self.server}/{self.name}"
 
+    @property
+    def wraps_result(self) -> bool:
+        """True when the structured result is a value wrapped as ``{"result": value}``.
+
+        MCP requires structured content to be an object, so the Python SDK wraps a tool that returns a
+        list, a number or a string in a one-field ``<tool>Output`` object (FastMCP marks it with
+        ``x-fastmcp-wrap-result``). The tool function returns the value itself, typed as the field is.
+        """
+        schema = self.output_schema
+        if not schema or schema.get("type") != "object":
+            return False
+        properties = schema.get("properties")
+        if (
+            not isinstance(properties, dict)
+            or list(properties) != ["result"]
+            or schema.get("required") != ["result"]
+        ):
+            return False
+        title = schema.get("title")
+        return bool(schema.get("x-fastmcp-wrap-result")) or (
+            isinstance(title, str) and title.endswith("Output")
+        )
+
     @classmethod
     def from_wire(cls, server: str, tool: dict[str, Any]) -> ToolSpec:
         """Build from a tools/list entry in wire (camelCase) form, repairing what real servers get wrong."""

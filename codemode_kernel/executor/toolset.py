@@ -2,7 +2,9 @@
 
 Built once per tool set in the pre-started process (from the same type model as the stubs), then
 inherited by every forked worker, so a thousand tools do not cost a compile per execution. Besides one
-function per tool it holds ``atools`` (async twins), ``parallel``, ``search_tools`` and ``tool_schema``.
+function per tool it holds ``atools`` (async twins), ``parallel``, ``search_tools``, ``tool_schema`` and
+the artifact functions (``store_artifact``, ``get_artifact``, ``list_artifacts``), which ask the kernel:
+the worker cannot open the store.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import CodeModeError, UnknownToolError
+from ..errors import ArtifactError, CodeModeError, UnknownToolError
 from ..results import decode_result
 from ..toolspec import ToolSpec
 from ..typegen import (
@@ -27,10 +29,20 @@ from ..typegen import (
     render_signature,
 )
 from .channel import Channel
+from .protocol import ProtocolError
+from .values import decode_value, encode_artifact
 
 __all__ = ["HELPER_NAMES", "ToolRuntime", "build_tools_module"]
 
-HELPER_NAMES = ("parallel", "search_tools", "tool_schema", "atools")
+HELPER_NAMES = (
+    "parallel",
+    "search_tools",
+    "tool_schema",
+    "atools",
+    "store_artifact",
+    "get_artifact",
+    "list_artifacts",
+)
 _MAX_PARALLEL_THREADS = 50
 _THREAD_STACK_BYTES = 2 * 1024 * 1024
 """Stacks of parallel()'s threads: the default (8 MiB each) would spend a worker's address-space cap."""
@@ -77,6 +89,8 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
     module.parallel = parallel  # type: ignore[attr-defined]
     module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
     module.tool_schema = _tool_schema(by_name, models)  # type: ignore[attr-defined]
+    for function in _artifact_functions(runtime):
+        setattr(module, function.__name__, function)
     module.__all__ = [*by_name, *HELPER_NAMES]  # type: ignore[attr-defined]
     sys.modules["tools"] = module
     return module
@@ -96,7 +110,7 @@ def _sync_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]
     def tool_function(*args: Any, **kwargs: Any) -> Any:
         arguments = bind_arguments(model, args, kwargs)
         result = runtime.require_channel().call(server, tool, arguments)
-        return decode_result(result, tool=tool, server=server)
+        return decode_result(result, tool=tool, server=server, unwrap=model.spec.wraps_result)
 
     return _describe(tool_function, model)  # type: ignore[no-any-return]
 
@@ -107,7 +121,7 @@ def _async_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any
     async def tool_function(*args: Any, **kwargs: Any) -> Any:
         arguments = bind_arguments(model, args, kwargs)
         result = await runtime.require_channel().acall(server, tool, arguments)
-        return decode_result(result, tool=tool, server=server)
+        return decode_result(result, tool=tool, server=server, unwrap=model.spec.wraps_result)
 
     return _describe(tool_function, model)  # type: ignore[no-any-return]
 
@@ -190,3 +204,45 @@ def _tool_schema(by_name: dict[str, ToolModel], models: list[ToolModel]) -> Call
         }
 
     return tool_schema
+
+
+def _artifact_functions(
+    runtime: ToolRuntime,
+) -> tuple[Callable[..., str], Callable[[str], Any], Callable[[], Any]]:
+    """``store_artifact``, ``get_artifact`` and ``list_artifacts``: requests to the kernel's store."""
+
+    def store_artifact(
+        data: Any, name: str | None = None, description: str | None = None, type: str | None = None
+    ) -> str:
+        """Keep ``data`` in the workspace's artifact store, beyond this execution; returns its id.
+
+        str is stored as text, bytes as they are (PNG and other images recognised), JSON values as JSON,
+        a pandas DataFrame as CSV. ``name`` finds it later (``get_artifact(name)`` gives the newest of
+        that name); ``type`` labels str or bytes with a MIME type (``type="text/html"``).
+        """
+        envelope = encode_artifact(data)
+        request = {"value": envelope, "name": name, "description": description, "mime_type": type}
+        try:
+            stored = runtime.require_channel().artifact("store", **request)
+        except ProtocolError as exc:  # the frame is over the size limit
+            raise ArtifactError(f"cannot send this artifact to the store: {exc}") from None
+        return str(stored["id"])
+
+    def get_artifact(id_or_name: str) -> Any:
+        """The value of an artifact, by id or name (the newest with that name).
+
+        Raises ``ArtifactNotFoundError`` (listing the artifacts that exist) when there is none.
+        """
+        return decode_value(runtime.require_channel().artifact("get", key=id_or_name))
+
+    def list_artifacts() -> list[dict[str, Any]]:
+        """Every artifact's metadata as dicts, newest first.
+
+        Keys: id, name, type, description, size, created, sha256, execution_id.
+        """
+        listed: list[dict[str, Any]] = runtime.require_channel().artifact("list")
+        return listed
+
+    for function in (store_artifact, get_artifact, list_artifacts):
+        function.__module__ = "tools"
+    return store_artifact, get_artifact, list_artifacts

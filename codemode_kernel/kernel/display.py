@@ -94,7 +94,7 @@ def _html(result: ExecutionResult, calls: list[dict[str, Any]], *, replayed: boo
     parts = [
         f'<div class="codemode-result"><b>codemode</b> {status_badge(result.status)}'
         f" · {calls_count} tool call{'s' * (calls_count != 1)}{esc(_REPLAYED) * replayed}",
-        *(call_html(call) for call in calls),
+        *(call_html(call, timing=False) for call in calls),
     ]
     if result.value is not None and result.value != {"kind": "json", "data": None}:
         parts.append(f'<div class="codemode-value">{value_html(result.value)}</div>')

@@ -60,14 +60,18 @@ def code_html(code: str) -> str:
     return str(highlight(code, PythonLexer(), formatter))
 
 
-def call_html(call: Mapping[str, Any], *, open_result: bool = False) -> str:
-    """One tool call as an expandable row: name(arguments), status, duration; the result inside."""
-    duration = call.get("duration_ms")
-    timing = f" <small>{duration:.0f} ms</small>" if isinstance(duration, int | float) else ""
+def call_html(call: Mapping[str, Any], *, open_result: bool = False, timing: bool = True) -> str:
+    """One tool call as an expandable row: name(arguments), status, duration; the result inside.
+
+    ``timing=False`` leaves the duration out, for outputs that must read the same on every run (nbval
+    compares a stored notebook's HTML too).
+    """
+    duration = call.get("duration_ms") if timing else None
+    timing_html = f" <small>{duration:.0f} ms</small>" if isinstance(duration, int | float) else ""
     artifact = call.get("artifact_id")
     summary = (
         f"<code>{esc(str(call.get('tool')))}({esc(arguments_text(call.get('arguments')))})</code> "
-        f"{status_badge(str(call.get('status')))}{timing}"
+        f"{status_badge(str(call.get('status')))}{timing_html}"
         f' <small style="opacity: 0.7">{esc(str(call.get("server")))}</small>'
     )
     body = []

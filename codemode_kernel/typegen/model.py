@@ -178,9 +178,11 @@ def build_tool_model(
     if spec.output_schema is not None:
         where = f"{spec.qualified_name} outputSchema"
         out = SchemaTranslator(spec.output_schema, where=where, names=ClassNames(taken))
-        out.begin_root(output_name if becomes_class(spec.output_schema) else None)
+        # A wrapped value ({"result": value}) is returned unwrapped, so it is typed as its one field.
+        returned = spec.output_schema["properties"]["result"] if spec.wraps_result else spec.output_schema
+        out.begin_root(output_name if becomes_class(returned) else None)
         out.stems[output_name] = stem
-        output_type = out.translate(spec.output_schema, "", output_name, 0, output_name)
+        output_type = out.translate(returned, "", output_name, 0, output_name)
         output_type_name = output_type.name if isinstance(output_type, ClassType) else None
         output_warnings = out.warnings
 

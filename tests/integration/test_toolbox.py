@@ -154,3 +154,19 @@ def test_a_tool_added_by_the_server_appears_as_a_function(tmp_path: Path) -> Non
             time.sleep(0.05)
         assert tb.tools.added_0() == "added_0"
         assert "def added_0(" in tb.stubs()
+
+
+def test_values_the_python_sdk_wraps_come_back_unwrapped_and_typed(tmp_path: Path) -> None:
+    server = Path(__file__).parents[1] / "servers" / "sdk_values_server.py"
+    config = _write(
+        tmp_path / "codemode.json",
+        {"mcpServers": {"values": {"command": sys.executable, "args": [str(server)]}}},
+    )
+    with Toolbox(load_config(config)) as tb:
+        assert tb.tools.primes(below=12) == [2, 3, 5, 7, 11]
+        assert tb.tools.count_words(text="one two three") == 3
+        assert tb.tools.shout(text="hi") == "HI"
+        assert tb.tools.point(x=1, y=2) == {"x": 1.0, "y": 2.0}
+        assert str(inspect.signature(tb.tools.primes)) == "(below: int) -> list[int]"
+        assert inspect.signature(tb.tools.count_words).return_annotation is int
+        assert "def shout(text: str) -> str:" in tb.stubs()
