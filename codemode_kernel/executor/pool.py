@@ -31,6 +31,7 @@ PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 """Project configs the kernel could read from a workspace: hidden from workers, loaded or not."""
 
 _PREPARE_DELAY = 0.005  # seconds after a run before the next worker is prepared
+_WARM_WAIT = 15.0  # seconds shut_down() waits for a zygote that is still starting
 
 
 @dataclass
@@ -72,6 +73,7 @@ class WorkerPool:
         self._version = -1
         self._spare: Worker | None = None
         self._refill: asyncio.Future[None] | None = None
+        self._warming: asyncio.Task[Any] | None = None
         self._lock: asyncio.Lock | None = None
         self._policy_base: dict[str, Any] | None = None
 
@@ -110,6 +112,7 @@ class WorkerPool:
         """Start the zygote and prepare a worker, so that the first run does not wait for them."""
         if self.closing:
             return
+        self._warming = asyncio.current_task()
         with contextlib.suppress(Exception):  # a failure shows, with its reason, on the first run
             await self._current_zygote()
             if self.closing:  # closed while it started
@@ -124,6 +127,12 @@ class WorkerPool:
     async def shut_down(self) -> None:
         """Stop preparing, discard the spare worker, stop the zygote."""
         self.closing = True
+        if self._warming is not None and not self._warming.done():
+            # Closed while the zygote starts (a reload right after start): let warm() see ``closing``
+            # and stop it, rather than leave a task the closing loop would destroy mid-start.
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._warming), _WARM_WAIT)
+            self._warming.cancel()
         if self._refill is not None:
             self._refill.cancel()
             with contextlib.suppress(BaseException):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import queue
 import shlex
 import sys
@@ -16,6 +15,7 @@ from IPython.display import display
 
 from ..executor import ExecutionResult
 from ..executor.values import decode_value
+from ..typegen import render_signature
 from .display import history_bundle, result_bundle
 from .history import cell_key
 from .live import LiveTrace
@@ -281,8 +281,7 @@ def tools_text(tools: KernelTools, query: str) -> str:
         description = (model.spec.description or "").strip().splitlines()
         if query and query not in model.function_name.lower() and query not in " ".join(description).lower():
             continue
-        function = tools.toolbox.tools[model.function_name]
-        lines.append(f"{model.function_name}{inspect.signature(function)}")
+        lines.append(render_signature(model))
         if description:
             lines.append(f"    {description[0]}")
     return "\n".join(lines) or f"no tool matches {query!r}"

@@ -326,3 +326,18 @@ def test_a_thousand_tools_are_built_once_not_per_execution(tmp_path: Path) -> No
             durations.append(result.duration_ms)
         # Building the tools module for a thousand tools takes ~0.7 s here: a run that rebuilt it would show.
         assert min(durations) < 500, durations
+
+
+def test_closing_while_the_worker_process_starts_leaves_nothing_behind(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import gc
+
+    config = tmp_path / "codemode.json"
+    config.write_text(json.dumps({"mcpServers": {"weather": WEATHER}, "workspace": str(tmp_path)}))
+    with Toolbox(load_config(config)) as tb:
+        executor = Executor(tb)
+        executor.warm()  # what a kernel does once its tools are connected
+        executor.close()  # ... and a reload right after
+    gc.collect()
+    assert "Task was destroyed but it is pending" not in caplog.text
