@@ -1,8 +1,9 @@
-"""The worker's end of the channel: tool calls out, results back, matched by id.
+"""The worker's end of the channel: tool calls and artifact requests out, answers back, matched by id.
 
-One reader thread receives every frame and hands each ``tool_result`` to the caller waiting for it,
-so tool calls from threads (``parallel``) and from asyncio tasks (the async twins) can all be in flight
-at once over one socket. The worker holds no MCP connection: the kernel runs each call.
+One reader thread receives every frame and hands each ``tool_result`` or ``artifact_result`` to the
+caller waiting for it, so requests from threads (``parallel``) and from asyncio tasks (the async twins)
+can all be in flight at once over one socket. The worker holds no MCP connection and cannot open the
+artifact store: the kernel does both.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from .protocol import FrameReader, ProtocolError, send_frame
 
 __all__ = ["Channel", "ChannelClosed"]
 
+_ANSWERS = ("tool_result", "artifact_result")
 _ERRORS: dict[str, type[errors.CodeModeError]] = {
+    "ArtifactError": errors.ArtifactError,
+    "ArtifactNotFoundError": errors.ArtifactNotFoundError,
     "ToolArgumentError": errors.ToolArgumentError,
     "ToolTimeoutError": errors.ToolTimeoutError,
     "UnknownToolError": errors.UnknownToolError,
@@ -40,7 +44,7 @@ class Channel:
         self.sock = sock
         self._reader = FrameReader(sock)
         self._ids = itertools.count(1)
-        self._pending: dict[int, Future[dict[str, Any]]] = {}
+        self._pending: dict[int, Future[Any]] = {}
         self._lock = threading.Lock()
         self._closed = False
         self.on_message: Callable[[dict[str, Any]], None] | None = None
@@ -68,15 +72,26 @@ class Channel:
 
     def submit(self, server: str, tool: str, arguments: dict[str, Any]) -> Future[dict[str, Any]]:
         """Send a tool call; the future resolves to the result or raises the kernel's error."""
-        future: Future[dict[str, Any]] = Future()
+        return self.request({"type": "tool_call", "server": server, "tool": tool, "arguments": arguments})
+
+    def artifact(self, op: str, **fields: Any) -> Any:
+        """Ask the kernel's artifact store (``op``: store, get, list); block until it answers."""
+        return self.request({"type": "artifact", "op": op, **fields}).result()
+
+    def request(self, message: dict[str, Any]) -> Future[Any]:
+        """Send a request with a fresh id; the future resolves to the answer's ``result`` or its error."""
+        future: Future[Any] = Future()
         with self._lock:
             if self._closed:
                 raise ChannelClosed("the kernel closed the channel; no more tool calls in this execution")
-            call_id = next(self._ids)
-            self._pending[call_id] = future
-        self.send(
-            {"type": "tool_call", "id": call_id, "server": server, "tool": tool, "arguments": arguments}
-        )
+            request_id = next(self._ids)
+            self._pending[request_id] = future
+        try:
+            self.send({**message, "id": request_id})
+        except BaseException:  # too large to send, or the socket is gone: nobody will answer it
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise
         return future
 
     def _read_loop(self) -> None:
@@ -91,7 +106,7 @@ class Channel:
         self._close_pending()
 
     def _dispatch(self, message: dict[str, Any]) -> None:
-        if message.get("type") != "tool_result":
+        if message.get("type") not in _ANSWERS:
             if self.on_message is not None:
                 self.on_message(message)
             return
@@ -100,7 +115,10 @@ class Channel:
         if future is None:
             return
         if message.get("ok"):
-            future.set_result(message.get("result") or {})
+            result = message.get("result")
+            if message.get("type") == "tool_result":
+                result = result or {}
+            future.set_result(result)
         else:
             future.set_exception(_error_from(message.get("error") or {}))
 
@@ -127,6 +145,10 @@ def _error_from(data: dict[str, Any]) -> Exception:
         return errors.ToolError(message, tool=tool, server=data.get("server"))
     if cls is errors.UnknownToolError:
         return errors.UnknownToolError(message)
+    if cls is errors.ArtifactNotFoundError:
+        return errors.ArtifactNotFoundError(message, key=str(data.get("key", "")))
+    if cls is errors.ArtifactError:
+        return errors.ArtifactError(message)
     exc = errors.ServerError.__new__(errors.ServerError)
     Exception.__init__(exc, message)
     exc.server = str(data.get("server", ""))

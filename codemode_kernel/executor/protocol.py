@@ -6,8 +6,12 @@ kernel -> worker
     ``run``          {code, filename, inputs: {name: envelope}, execution_id}
     ``tool_result``  {id, ok: true, result: CallToolResult wire JSON}
                      or {id, ok: false, error: {type, message}}
+    ``artifact_result``  {id, ok: true, result: metadata (store) | envelope (get) | [metadata] (list)}
+                     or {id, ok: false, error: {type: ArtifactError | ArtifactNotFoundError, message}}
 worker -> kernel
     ``tool_call``    {id, server, tool, arguments}
+    ``artifact``     {id, op: "store", value: envelope, name, description, mime_type}
+                     | {id, op: "get", key} | {id, op: "list"}   (ids are shared with tool calls)
     ``stdout`` / ``stderr``  {data}
     ``done``         {status: "ok" | "error", value: envelope | null, error: record | null}
 

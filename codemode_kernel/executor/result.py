@@ -30,7 +30,9 @@ class ExecutionResult:
     stderr: str = ""
     output_truncated: bool = False
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    artifacts: list[str] = field(default_factory=list)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    """What the execution stored, in order: ``store_artifact`` calls and tool results too large for a
+    record, each as metadata ``{id, name, type, description, size, created, sha256, execution_id}``."""
     duration_ms: float = 0.0
     timeout_s: float = 0.0
     protections: list[str] = field(default_factory=list)
@@ -69,6 +71,9 @@ def format_result_text(result: ExecutionResult) -> str:
         from .source import format_error_text
 
         parts.append(format_error_text(result.error).rstrip("\n") + "\n")
+    for artifact in result.artifacts:
+        name, kind, size = artifact.get("name") or "unnamed", artifact.get("type"), artifact.get("size")
+        parts.append(f"[artifact {artifact.get('id')}: {name}, {kind}, {size} bytes]\n")
     calls = len(result.tool_calls)
     parts.append(
         f"[{result.status} in {result.duration_ms / 1000:.2f} s, {calls} tool call{'s' * (calls != 1)}]\n"

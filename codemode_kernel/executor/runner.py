@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from ..artifacts import ArtifactStore
 from ..calllog import CallRecord
 from ..config import CodeModeSettings, resolve_code_mode
-from ..errors import CodeModeError
+from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError
 from ..toolbox import Toolbox
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .protocol import ProtocolError, encode_frame, read_frame_async
 from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
-from .values import encode_inputs
+from .values import decode_value, encode_artifact, encode_inputs
 from .zygote_client import WorkerExit, ZygoteError
 
 __all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Executor"]
@@ -97,11 +98,15 @@ class _Execution:
     watchers: _Watchers = field(default_factory=_Watchers)
     records: dict[str, CallRecord] = field(default_factory=dict)
     """This execution's tool calls, by id, in the order they started (kept however long the log grows)."""
+    artifact_ids: list[str] = field(default_factory=list)
+    """Artifacts this execution made (stored by the program, or large tool results), in order."""
 
     def collect(self, record: CallRecord) -> None:
         if record.execution_id != self.execution_id:
             return
         self.records[record.id] = record
+        if record.artifact_id is not None and record.artifact_id not in self.artifact_ids:
+            self.artifact_ids.append(record.artifact_id)
         if self.watchers.on_call is not None:
             try:
                 self.watchers.on_call(record)
@@ -156,9 +161,18 @@ class Executor:
             sandbox: ``SandboxPolicy`` fields that relax or tighten the settings, e.g.
                 ``{"network": True, "memory_mb": 4096}`` (docs/threat-model.md).
             session_idle: seconds a session may go without a run before its worker is ended.
+
+        The artifact store is the toolbox's call log's (``.codemode/artifacts.db`` of the workspace), and
+        the settings' ``artifact_threshold_bytes`` becomes that call log's threshold for large results.
         """
         self.toolbox = toolbox
         self.settings = settings if settings is not None else resolve_code_mode(toolbox.config, None)
+        call_log = toolbox.hub.call_log
+        if call_log.artifacts is None:
+            call_log.artifacts = ArtifactStore.for_workspace(toolbox.config.workspace)
+        self.artifacts: ArtifactStore = call_log.artifacts
+        """The workspace's artifacts: what programs stored, and tool results too large for a record."""
+        call_log.max_result_bytes = self.settings.artifact_threshold_bytes
         self.timeout = _check_timeout(timeout if timeout is not None else self.settings.timeout)
         self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
@@ -209,6 +223,7 @@ class Executor:
         for name in list(self._sessions):
             await self._end_session(name)
         await self._pool.shut_down()
+        self.artifacts.close()  # only the connection: the next use opens it again
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -436,6 +451,7 @@ class Executor:
             session.protections = state.protections or session.protections
             session.alive = keep
         value = state.done.get("value") if state.done and status == "ok" else None
+        artifacts = await self._artifacts_of(state)
         return ExecutionResult(
             status=status,
             execution_id=execution_id,
@@ -445,6 +461,7 @@ class Executor:
             stderr="".join(state.stderr),
             output_truncated=state.truncated,
             tool_calls=self._calls_of(state),
+            artifacts=artifacts,
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
             protections=_protection_list(state.protections or (session.protections if session else {})),
@@ -493,6 +510,10 @@ class Executor:
                     task = asyncio.ensure_future(self._tool_call(hub, state, message))
                     state.calls.add(task)
                     task.add_done_callback(state.calls.discard)
+                elif kind == "artifact":
+                    task = asyncio.ensure_future(self._artifact_request(state, message))
+                    state.calls.add(task)
+                    task.add_done_callback(state.calls.discard)
                 elif kind == "protections":
                     state.protections = message
                 elif kind == "done":
@@ -521,6 +542,76 @@ class Executor:
             return
         state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
 
+    async def _artifact_request(self, state: _Execution, message: dict[str, Any]) -> None:
+        """Answer a program's store_artifact / get_artifact / list_artifacts, off the loop (SQLite)."""
+        request_id = message.get("id")
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(None, self._artifact_op, state.execution_id, message)
+            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": True, "result": result})
+        except ArtifactError as exc:
+            error = {"type": type(exc).__name__, "message": str(exc), "key": getattr(exc, "key", None)}
+            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": False, "error": error})
+        except ProtocolError as exc:
+            message_text = (
+                f"the artifact is too large to send to a program ({exc}); read it in the kernel with "
+                "executor.artifacts.read_bytes(id)"
+            )
+            error = {"type": "ArtifactError", "message": message_text}
+            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": False, "error": error})
+        else:
+            if message.get("op") == "store":
+                state.artifact_ids.append(str(result["id"]))
+        if not state.writer.is_closing():
+            state.writer.write(frame)
+
+    def _artifact_op(self, execution_id: str, message: dict[str, Any]) -> Any:
+        """Run one artifact request against the store (on a worker thread); what the program gets back."""
+        op = message.get("op")
+        if op == "store":
+            try:
+                value = decode_value(message.get("value"))
+            except ValueError as exc:  # the envelope comes from untrusted code
+                raise ArtifactError(f"store_artifact: {exc}") from None
+            artifact = self.artifacts.put(
+                value,
+                name=message.get("name"),
+                type=message.get("mime_type"),
+                description=message.get("description"),
+                execution_id=execution_id,
+            )
+            return artifact.to_dict()
+        if op == "get":
+            key = message.get("key")
+            if not isinstance(key, str):
+                raise ArtifactNotFoundError(
+                    f"get_artifact() takes an artifact's id or name (a str), not a {type(key).__name__}",
+                    key=repr(key),
+                )
+            value = self.artifacts.load(key)
+            try:
+                return encode_artifact(value)
+            except TypeError as exc:
+                raise ArtifactError(f"artifact {key!r} cannot be sent to a program: {exc}") from None
+        if op == "list":
+            return [artifact.to_dict() for artifact in self.artifacts.list()]
+        raise ArtifactError(f"unknown artifact request {op!r}; expected store, get or list")
+
+    async def _artifacts_of(self, state: _Execution) -> list[dict[str, Any]]:
+        """The metadata of what this execution stored, in the order it was stored."""
+        if not state.artifact_ids:
+            return []  # the store is not even opened for an execution that made none
+        loop = asyncio.get_running_loop()
+        try:
+            made = await loop.run_in_executor(
+                None, lambda: self.artifacts.list(execution_id=state.execution_id)
+            )
+        except ArtifactError:
+            log.exception("could not list the artifacts of execution %s", state.execution_id)
+            return []
+        by_id = {artifact.id: artifact for artifact in made}
+        return [by_id[i].to_dict() for i in state.artifact_ids if i in by_id]
+
     def _replay_call(
         self, state: _Execution, call_id: Any, server: str, tool: str, arguments: dict[str, Any]
     ) -> None:
@@ -546,16 +637,23 @@ class Executor:
             )
             return
         status = recorded.get("status", "ok")
+        result = recorded.get("result")
+        if isinstance(recorded.get("artifact_id"), str):  # the record holds a preview; the artifact the whole
+            try:
+                result = self.artifacts.load(recorded["artifact_id"])
+            except ArtifactError as exc:
+                status, result = "server_error", None
+                recorded = {**recorded, "error": f"replay: the recorded result is gone ({exc})"}
         record = log.start(server, tool, arguments, execution_id=state.execution_id)
         log.finish(
             record,
             status if status in _REPLAYABLE else "server_error",
-            result=recorded.get("result"),
+            result=result,
             error=recorded.get("error"),
             warnings=("replayed from the record; no server was called",),
         )
-        if status in ("ok", "tool_error") and isinstance(recorded.get("result"), dict):
-            state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": recorded["result"]})
+        if status in ("ok", "tool_error") and isinstance(result, dict):
+            state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
         else:
             error_type = _ERROR_FOR_STATUS.get(str(status), "ServerError")
             state.reply(

@@ -37,7 +37,7 @@ from typing import Any
 
 from ..results import Image
 
-__all__ = ["ReprValue", "decode_inputs", "decode_value", "encode_inputs", "encode_value"]
+__all__ = ["ReprValue", "decode_inputs", "decode_value", "encode_artifact", "encode_inputs", "encode_value"]
 
 _MAX_DEPTH = 100  # nesting the encoder follows; deeper values travel as their repr
 _DECODE_DEPTH = 2 * _MAX_DEPTH + 10  # tables add a level; anything deeper was not made by us
@@ -55,6 +55,7 @@ _SUPPORTED_INPUTS = (
     "JSON values (None, bool, int, float, str, and lists, tuples and dicts with str keys of them), "
     "bytes, pandas DataFrames and numpy arrays of bools, numbers or strings"
 )
+_SUPPORTED_ARTIFACTS = _SUPPORTED_INPUTS + ", and images (PNG, JPEG, GIF, WebP; objects with _repr_png_)"
 
 
 @dataclass(frozen=True)
@@ -736,3 +737,27 @@ def _encode_input(value: Any) -> dict[str, Any]:
     if envelope is None:
         raise _NotData("not a supported kind of value")
     return envelope
+
+
+# --- artifacts -------------------------------------------------------------------------------------
+
+
+def encode_artifact(value: Any) -> dict[str, Any]:
+    """The exact envelope of an artifact's value, on its way to the store or back to a program.
+
+    What an input may be, plus images.
+
+    Raises:
+        TypeError: the value cannot be stored; the message names its type and what is supported.
+    """
+    try:
+        return _encode_input(value)
+    except _NotData as exc:
+        reason = str(exc)
+    found = _image_data(value)
+    if found is not None:
+        data, mime_type = found
+        return {"kind": "image", "mime_type": mime_type, "data": base64.b64encode(data).decode("ascii")}
+    raise TypeError(
+        f"cannot store a {_type_name(value)} as an artifact ({reason}); supported: {_SUPPORTED_ARTIFACTS}"
+    )

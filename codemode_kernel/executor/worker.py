@@ -1,9 +1,10 @@
 """A worker: runs one program in a freshly forked process and reports back over the channel.
 
 The program's globals hold the tool functions (also importable: ``from tools import get_weather``),
-``tools``, ``atools``, ``parallel``, ``search_tools``, ``tool_schema``, the errors a tool call raises
-(``ToolError``, ``ToolArgumentError``, ``ToolTimeoutError``, ``CodeModeError``) and the inputs. ``print`` and
-``sys.stderr`` stream to the kernel as frames while the program runs.
+``tools``, ``atools``, ``parallel``, ``search_tools``, ``tool_schema``, ``store_artifact``,
+``get_artifact``, ``list_artifacts``, the errors these raise (``ToolError``, ``ToolArgumentError``,
+``ToolTimeoutError``, ``ArtifactError``, ``ArtifactNotFoundError``, ``CodeModeError``) and the inputs.
+``print`` and ``sys.stderr`` stream to the kernel as frames while the program runs.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ from .values import decode_inputs, encode_value
 __all__ = ["program_globals", "serve"]
 
 _FLUSH_BYTES = 8192
+_PROGRAM_ERRORS = (
+    errors.ToolError,
+    errors.ToolArgumentError,
+    errors.ToolTimeoutError,
+    errors.ArtifactError,
+    errors.ArtifactNotFoundError,
+    errors.CodeModeError,
+)
 
 
 class StreamToChannel(io.TextIOBase):
@@ -80,8 +89,8 @@ def program_globals(tools_module: types.ModuleType, inputs: dict[str, Any]) -> d
         namespace[name] = getattr(tools_module, name)
     for name in HELPER_NAMES:
         namespace[name] = getattr(tools_module, name)
-    # The errors a tool call raises, so `except ToolError:` works without an import.
-    for error in (errors.ToolError, errors.ToolArgumentError, errors.ToolTimeoutError, errors.CodeModeError):
+    # The errors a tool call or an artifact request raises, so `except ToolError:` works without an import.
+    for error in _PROGRAM_ERRORS:
         namespace[error.__name__] = error
     namespace.update(inputs)
     return namespace
