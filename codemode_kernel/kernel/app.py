@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ipykernel.kernelapp import IPKernelApp
 from traitlets import Dict
 
-__all__ = ["KERNEL_NAME", "CodeModeKernelApp", "install_kernel_spec", "main"]
+__all__ = ["KERNEL_NAME", "CodeModeKernelApp", "install_kernel_spec", "kernel_json", "main"]
 
 KERNEL_NAME = "codemode"
 DISPLAY_NAME = "Code Mode (Python 3)"
+SPEC_DIR = "kernelspec"
+"""The kernelspec's directory in this package; pyproject ships it as ``share/jupyter/kernels/codemode``."""
+SPEC_FILES = ("kernel.json", "logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 
 
 class CodeModeKernelApp(IPKernelApp):
@@ -24,21 +30,42 @@ class CodeModeKernelApp(IPKernelApp):
     subcommands = Dict({})
 
 
+def kernel_spec_files() -> dict[str, bytes]:
+    """The kernelspec as shipped (``kernel.json`` and the logos), read from the package's one copy.
+
+    The wheel ships the same directory as shared data, so ``pip install`` alone registers the kernel; this
+    reader serves the installer, so both always agree.
+    """
+    spec_dir = resources.files("codemode_kernel.kernel").joinpath(SPEC_DIR)
+    return {name: spec_dir.joinpath(name).read_bytes() for name in SPEC_FILES}
+
+
+def kernel_json(executable: str = "python") -> dict[str, Any]:
+    """The ``kernel.json`` content, its interpreter replaced by ``executable``.
+
+    The shipped copy says ``python`` (jupyter_client runs it with its own interpreter, the environment's);
+    an installed one names this Python, so a Jupyter from another environment still finds the package.
+    """
+    spec: dict[str, Any] = json.loads(kernel_spec_files()["kernel.json"])
+    spec["argv"] = [executable, *spec["argv"][1:]]
+    return spec
+
+
 def install_kernel_spec(*, user: bool = False, prefix: str | None = None) -> str:
-    """Write the ``codemode`` kernelspec (this Python) for the user or under a prefix; returns its dir."""
-    from ipykernel.kernelspec import write_kernel_spec
+    """Write the ``codemode`` kernelspec (this Python, the logos) for the user or under a prefix.
+
+    Returns the directory it was installed in (``PREFIX/share/jupyter/kernels/codemode`` with a prefix).
+    """
     from jupyter_client.kernelspec import KernelSpecManager
 
-    overrides = {
-        "argv": [sys.executable, "-m", "codemode_kernel", "-f", "{connection_file}"],
-        "display_name": DISPLAY_NAME,
-        "language": "python",
-        "metadata": {"debugger": True},
-    }
     with tempfile.TemporaryDirectory() as tmp:
-        path = write_kernel_spec(Path(tmp) / KERNEL_NAME, overrides=overrides)
+        staged = Path(tmp) / KERNEL_NAME
+        staged.mkdir()
+        for name, content in kernel_spec_files().items():
+            (staged / name).write_bytes(content)
+        (staged / "kernel.json").write_text(json.dumps(kernel_json(sys.executable), indent=1) + "\n")
         installed: str = KernelSpecManager().install_kernel_spec(
-            path, kernel_name=KERNEL_NAME, user=user, prefix=prefix
+            str(staged), kernel_name=KERNEL_NAME, user=user, prefix=prefix
         )
     return installed
 
