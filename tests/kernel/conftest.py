@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,3 +29,18 @@ def kernel(jupyter_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     finally:
         k.client.stop_channels()
         k.manager.shutdown_kernel(now=False)
+
+
+@pytest.fixture(scope="session")
+def message_mode_jupyter_path(jupyter_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the installed kernelspec with ``"interrupt_mode": "message"``, under its own Jupyter path.
+
+    jupyter_client then interrupts with an ``interrupt_request`` on the control channel instead of SIGINT,
+    as frontends do for kernels they cannot signal (remote ones, Windows).
+    """
+    path = tmp_path_factory.mktemp("message-mode") / "share" / "jupyter"
+    spec_dir = path / "kernels" / "codemode"
+    shutil.copytree(jupyter_path / "kernels" / "codemode", spec_dir)
+    spec = json.loads((spec_dir / "kernel.json").read_text())
+    (spec_dir / "kernel.json").write_text(json.dumps({**spec, "interrupt_mode": "message"}, indent=1))
+    return path
