@@ -32,16 +32,28 @@ def run(notebook: Path, workdir: Path) -> None:
     copy = workdir / notebook.name
     shutil.copy(notebook, copy)
     nb = nbformat.read(copy, as_version=4)
-    client = NotebookClient(
-        nb, kernel_name="codemode", timeout=300, record_timing=False, resources={"metadata": {"path": workdir}}
-    )
+    resources = {"metadata": {"path": workdir}}
+    client = NotebookClient(nb, kernel_name="codemode", timeout=300, record_timing=False, resources=resources)
     client.execute()
     nb.metadata.pop("widgets", None)  # every widget is closed when its cell ends: no state worth keeping
+    _hide_paths(nb, workdir)
     nbformat.write(nb, notebook)
     print(f"ran {notebook.relative_to(ROOT)}")
 
 
+def _hide_paths(nb: nbformat.NotebookNode, workdir: Path) -> None:
+    """Outputs that print where the notebook ran (status, reload) show a placeholder, not this machine."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", ()):
+            if "text" in output:
+                output["text"] = output["text"].replace(str(workdir), "<notebook directory>")
+            for mime, value in output.get("data", {}).items():
+                if isinstance(value, str):
+                    output["data"][mime] = value.replace(str(workdir), "<notebook directory>")
+
+
 def main() -> None:
+    """Run the notebooks named (default: all) and store their outputs."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook in notebooks/")
     args = parser.parse_args()

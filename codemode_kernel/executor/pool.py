@@ -15,7 +15,7 @@ import shutil
 import signal
 import socket
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,13 +74,14 @@ class WorkerPool:
         self._spare: Worker | None = None
         self._refill: asyncio.Future[None] | None = None
         self._warming: asyncio.Task[Any] | None = None
+        self._warm_requested = False
         self._lock: asyncio.Lock | None = None
         self._policy_base: dict[str, Any] | None = None
 
     @property
     def started(self) -> bool:
-        """Whether the zygote runs."""
-        return self._zygote is not None
+        """Whether the zygote runs, or is starting (``warm()`` was called): then there is work to stop."""
+        return self._zygote is not None or self._warm_requested
 
     @property
     def spare(self) -> Worker | None:
@@ -108,8 +109,16 @@ class WorkerPool:
             # A moment later: the caller gets its result first instead of waiting behind this work.
             self._refill = asyncio.ensure_future(self._prepare_spare(delay=_PREPARE_DELAY))
 
-    async def warm(self) -> None:
-        """Start the zygote and prepare a worker, so that the first run does not wait for them."""
+    def warm(self) -> Coroutine[Any, Any, None]:
+        """Start the zygote and prepare a worker, so that the first run does not wait for them.
+
+        Marks the pool as started at once, in the caller's thread: a ``close()`` that follows before the
+        returned coroutine runs must still stop what it starts.
+        """
+        self._warm_requested = True
+        return self._warm()
+
+    async def _warm(self) -> None:
         if self.closing:
             return
         self._warming = asyncio.current_task()
