@@ -184,3 +184,37 @@ def test_the_threshold_comes_from_the_config(tmp_path: Path) -> None:
         result = ex.run('len(read_file(path="big.txt"))')
         assert result.tool_calls[0]["artifact_id"] is None
         assert result.tool_calls[0]["result"]["content"][0]["text"] == BIG_TEXT
+
+
+HOSTILE_REQUESTS = """
+import gc
+channel = next(o for o in gc.get_objects() if type(o).__name__ == "Channel")
+requests = [
+    ("store", {"value": {"kind": "pickle", "data": "gASV"}}),
+    ("store", {"value": {"kind": "repr", "repr": "x", "type": "os.system"}}),
+    ("store", {"value": {"kind": "text", "text": "x"}, "name": 123}),
+    ("store", {"value": {"kind": "text", "text": "x"}, "mime_type": "../../etc"}),
+    ("get", {"key": {"$ne": None}}),
+    ("delete", {"key": "anything"}),
+]
+outcomes = []
+for op, fields in requests:
+    try:
+        channel.artifact(op, **fields)
+        outcomes.append("accepted")
+    except Exception as exc:
+        outcomes.append(type(exc).__name__)
+outcomes
+"""
+
+
+def test_malformed_artifact_requests_are_refused_and_the_kernel_carries_on(executor: Executor) -> None:
+    before = len(executor.artifacts)
+    result = executor.run(HOSTILE_REQUESTS)
+    assert result.status == "ok", result.error
+    assert result.value == {
+        "kind": "json",
+        "data": ["ArtifactError"] * 4 + ["ArtifactNotFoundError", "ArtifactError"],
+    }
+    assert len(executor.artifacts) == before and result.artifacts == []
+    assert executor.run("2 * 21").value == {"kind": "json", "data": 42}
