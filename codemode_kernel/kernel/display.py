@@ -20,7 +20,8 @@ __all__ = ["TRACE_MIME", "history_bundle", "result_bundle", "result_text"]
 
 TRACE_MIME = "application/vnd.codemode.trace.v1+json"
 _REPLAYED = " (replayed from the record: no server was called)"
-_CALL_VOLATILE = ("id", "started", "duration_ms", "execution_id", "result_file")
+_CALL_VOLATILE = ("id", "started", "duration_ms", "execution_id", "result_file", "artifact_id")
+_ARTIFACT_VOLATILE = ("id", "created", "execution_id")
 
 
 def result_bundle(
@@ -33,12 +34,16 @@ def result_bundle(
     # arguments); the metadata keeps, call by call in the same order, when each started and its id.
     calls = sorted(result.tool_calls, key=_call_order)
     trace["tool_calls"] = [{k: v for k, v in c.items() if k not in _CALL_VOLATILE} for c in calls]
+    trace["artifacts"] = [
+        {k: v for k, v in a.items() if k not in _ARTIFACT_VOLATILE} for a in result.artifacts
+    ]
     metadata = {
         TRACE_MIME: {
             "execution_id": result.execution_id,
             "duration_ms": result.duration_ms,
             "protections": result.protections,
             "tool_calls": [{k: c.get(k) for k in _CALL_VOLATILE} for c in calls],
+            "artifacts": [{k: a.get(k) for k in _ARTIFACT_VOLATILE} for a in result.artifacts],
         }
     }
     if replayed:
@@ -64,7 +69,14 @@ def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
         lines.append(f"value: {_value_text(result.value)}")
     if result.error is not None:
         lines.append(_error_text(result.error))
+    lines.extend(f"artifact: {_artifact_text(a)}" for a in result.artifacts)
     return "\n".join(lines)
+
+
+def _artifact_text(artifact: dict[str, Any]) -> str:
+    description = f", {artifact['description']}" if artifact.get("description") else ""
+    name = artifact.get("name") or "(unnamed)"
+    return f"{name} ({artifact.get('type')}, {artifact.get('size')} bytes{description})"
 
 
 def _value_text(envelope: dict[str, Any], limit: int = 2000) -> str:
@@ -94,12 +106,17 @@ def _html(result: ExecutionResult, calls: list[dict[str, Any]], *, replayed: boo
     parts = [
         f'<div class="codemode-result"><b>codemode</b> {status_badge(result.status)}'
         f" · {calls_count} tool call{'s' * (calls_count != 1)}{esc(_REPLAYED) * replayed}",
-        *(call_html(call, timing=False) for call in calls),
+        *(call_html(call, volatile=False) for call in calls),
     ]
     if result.value is not None and result.value != {"kind": "json", "data": None}:
         parts.append(f'<div class="codemode-value">{value_html(result.value)}</div>')
     if result.error is not None:
         parts.append(error_html(result.error))
+    if result.artifacts:
+        items = "".join(f"<li>{esc(_artifact_text(a))}</li>" for a in result.artifacts)
+        parts.append(
+            f"<div>stored artifacts (<code>%codemode artifacts</code> to browse):<ul>{items}</ul></div>"
+        )
     parts.append("</div>")
     return "".join(parts)
 

@@ -25,6 +25,20 @@ class CodeModeKernel(IPythonKernel):
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]
         self.codemode_tools = attach(self.shell, close_at_exit=False)
 
+    def do_complete(self, code: str, cursor_pos: int) -> dict[str, Any]:  # type: ignore[override]
+        """Complete, with the tools in the namespace even before the first cell has run."""
+        self.codemode_tools.place()
+        reply: dict[str, Any] = super().do_complete(code, cursor_pos)  # type: ignore[no-untyped-call]
+        return reply
+
+    def do_inspect(  # type: ignore[override]
+        self, code: str, cursor_pos: int, detail_level: int = 0, omit_sections: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        """Inspect (``tool?``), with the tools in the namespace even before the first cell has run."""
+        self.codemode_tools.place()
+        reply: dict[str, Any] = super().do_inspect(code, cursor_pos, detail_level, omit_sections)  # type: ignore[no-untyped-call]
+        return reply
+
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
         """Stop the executor's workers and the MCP servers, then shut down as ipykernel does."""
         self.codemode_tools.close()

@@ -54,7 +54,7 @@ def _cell_parser() -> argparse.ArgumentParser:
 
 _USAGE = (
     "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]\n"
-    "%codemode status | tools [QUERY] | history [N] | reload [--config FILE]"
+    "%codemode status | tools [QUERY] | history [N] | artifacts | reload [--config FILE]"
 )
 
 
@@ -94,6 +94,7 @@ class CodeModeMagics(Magics):
             %codemode status              servers, failures with reasons, tool count, sandbox protections
             %codemode tools [QUERY]       the tools whose name or description matches, with signatures
             %codemode history [N]         this kernel's executions (the last N) and direct tool calls
+            %codemode artifacts           the artifact browser: previews, and loading one into the namespace
             %codemode reload [--config F] re-read the config (or read F) and reconnect every server
         """
         if cell is None:
@@ -155,6 +156,10 @@ class CodeModeMagics(Magics):
             self._history(rest)
         elif command == "reload":
             self._reload(rest)
+        elif command == "artifacts":
+            if rest:
+                raise UsageError(f"usage: %codemode artifacts (the browser)\n{_USAGE}")
+            display(self.tools.artifacts.browse())  # type: ignore[no-untyped-call]
         else:
             raise UsageError(f"unknown subcommand {command!r}\nusage: {_USAGE}")
 

@@ -24,6 +24,7 @@ __all__ = [
     "json_html",
     "result_html",
     "status_badge",
+    "table_html",
     "value_html",
 ]
 
@@ -60,13 +61,13 @@ def code_html(code: str) -> str:
     return str(highlight(code, PythonLexer(), formatter))
 
 
-def call_html(call: Mapping[str, Any], *, open_result: bool = False, timing: bool = True) -> str:
+def call_html(call: Mapping[str, Any], *, open_result: bool = False, volatile: bool = True) -> str:
     """One tool call as an expandable row: name(arguments), status, duration; the result inside.
 
-    ``timing=False`` leaves the duration out, for outputs that must read the same on every run (nbval
-    compares a stored notebook's HTML too).
+    ``volatile=False`` leaves out what changes from run to run (the duration, an artifact's id), for
+    outputs that must read the same on every run: nbval compares a stored notebook's HTML too.
     """
-    duration = call.get("duration_ms") if timing else None
+    duration = call.get("duration_ms") if volatile else None
     timing_html = f" <small>{duration:.0f} ms</small>" if isinstance(duration, int | float) else ""
     artifact = call.get("artifact_id")
     summary = (
@@ -78,7 +79,8 @@ def call_html(call: Mapping[str, Any], *, open_result: bool = False, timing: boo
     if call.get("error"):
         body.append(f'<pre style="color: #cf222e; {_MONO}">{esc(str(call["error"]))}</pre>')
     if artifact:
-        body.append(f"<div>full result stored as artifact <code>{esc(str(artifact))}</code></div>")
+        where = f" <code>{esc(str(artifact))}</code>" if volatile else " (see %codemode artifacts)"
+        body.append(f"<div>the whole result is stored as an artifact{where}; a preview follows</div>")
     if call.get("result") is not None:
         body.append(result_html(call["result"]))
     for warning in call.get("warnings") or ():
@@ -168,7 +170,7 @@ def json_html(value: Any, depth: int = 0) -> str:
         items = list(value)
         if not items:
             return "<code>[]</code>"
-        table = _table_html(items)
+        table = table_html(items)
         if table is not None:
             return table
         rows = "".join(f"<li>{json_html(v, depth + 1)}</li>" for v in items[:_MAX_ITEMS])
@@ -187,7 +189,7 @@ def _tree(label: str, rows: str, count: int, depth: int) -> str:
     )
 
 
-def _table_html(items: list[Any]) -> str | None:
+def table_html(items: Sequence[Any], *, max_rows: int = _MAX_ROWS) -> str | None:
     """A table when every item is a flat record (scalars only) and the columns are few."""
     if not all(isinstance(i, Mapping) for i in items):
         return None
@@ -203,9 +205,9 @@ def _table_html(items: list[Any]) -> str | None:
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{esc(_cell(item.get(c)))}</td>" for c in columns) + "</tr>"
-        for item in items[:_MAX_ROWS]
+        for item in items[:max_rows]
     )
-    more = f"<div><i>… {len(items) - _MAX_ROWS} more rows</i></div>" if len(items) > _MAX_ROWS else ""
+    more = f"<div><i>… {len(items) - max_rows} more rows</i></div>" if len(items) > max_rows else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
 
 
@@ -226,7 +228,7 @@ def value_html(envelope: Mapping[str, Any]) -> str:
         columns = [str(c) for c in envelope.get("columns") or ()]
         rows = envelope.get("rows") or []
         records = [dict(zip(columns, row, strict=False)) for row in rows if isinstance(row, list)]
-        table = _table_html(records) if records else None
+        table = table_html(records) if records else None
         if table is not None:
             missing = int(envelope.get("row_count") or len(records)) - len(records)
             return table + (f"<div><i>… {missing} more rows</i></div>" if missing > 0 else "")

@@ -13,10 +13,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..artifacts import ArtifactStore
 from ..config import load_config
 from ..errors import CodeModeError, ConfigError, UntrustedConfigError
 from ..executor import Executor
 from ..toolbox import Toolbox
+from .artifacts_view import KernelArtifacts
 from .history import History
 
 __all__ = ["KernelTools", "ToolsUnavailable"]
@@ -43,8 +45,11 @@ class KernelTools:
         self._ready = threading.Event()
         self._executor: Executor | None = None
         self._placed: dict[str, Any] = {}
+        self._own_store: ArtifactStore | None = None
         self._reported = False
         self.history = History()
+        self.artifacts = KernelArtifacts(self.artifact_store, shell.user_ns)
+        """The ``artifacts`` object of the namespace."""
         self.cell_id: str | None = None
         """The frontend's id of the cell running now (JupyterLab sends one), for ``--replay``."""
 
@@ -106,6 +111,15 @@ class KernelTools:
             self._executor = Executor(self.toolbox)
         return self._executor
 
+    def artifact_store(self) -> ArtifactStore:
+        """The workspace's store: the executor's once the tools are up (one connection for both)."""
+        if self._executor is not None:
+            return self._executor.artifacts
+        workspace = self.toolbox.config.workspace if self.toolbox is not None else self.cwd
+        if self._own_store is None or self._own_store.path != Path(workspace) / ".codemode" / "artifacts.db":
+            self._own_store = ArtifactStore.for_workspace(workspace)
+        return self._own_store
+
     def close(self) -> None:
         """Stop the executor's processes and disconnect the servers."""
         if self._executor is not None:
@@ -158,7 +172,7 @@ class KernelTools:
         if self.toolbox is None or not self.ready:
             return
         namespace = self.shell.user_ns
-        wanted: dict[str, Any] = {"tools": self.toolbox.tools}
+        wanted: dict[str, Any] = {"tools": self.toolbox.tools, "artifacts": self.artifacts}
         wanted.update({name: self.toolbox.tools[name] for name in dir(self.toolbox.tools)})
         skipped = []
         for name, value in wanted.items():

@@ -47,7 +47,7 @@ def kernel_in_mode(request: pytest.FixtureRequest) -> Kernel:
 
 @pytest.fixture
 def kernel_with_tools(kernel: Kernel) -> Kernel:
-    """The module's kernel once a cell has run: only then are the tools in its namespace (see the xfail)."""
+    """The module's kernel with its servers connected (a cell waits for them)."""
     assert kernel.run("callable(get_weather)").data() == ["True"]
     return kernel
 
@@ -135,11 +135,6 @@ def test_question_mark_pages_the_same_help(kernel: Kernel) -> None:
     assert ANSI.sub("", page["data"]["text/plain"]) == inspect(kernel, "get_weather")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug (kernel/tools.py): the tools enter the namespace only in the pre_run_cell hook, so until "
-    "a first cell runs, completion and inspection know no tool even when the servers are long connected",
-)
 def test_a_fresh_kernel_completes_tools_before_its_first_cell(
     jupyter_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
