@@ -1,7 +1,7 @@
 """What ran in this kernel: every ``%%codemode`` execution (for ``--replay`` and ``%codemode history``).
 
 A cell is known by the id JupyterLab sends with each execution (``cellId``), so an edited cell still
-finds its previous run; without one (a console, an old frontend) by its code.
+finds its previous run; failing that by its code (a console, an old frontend, or a copy of the cell).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class CellRun:
     """One ``%%codemode`` execution: which cell, what code, what happened."""
 
     number: int
-    cell_key: str
+    cell_id: str | None
     code: str
     result: ExecutionResult
     finished_at: float = field(default_factory=time.time)
@@ -34,19 +34,26 @@ class History:
         self._runs: deque[CellRun] = deque(maxlen=limit)
         self._count = 0
 
-    def add(self, cell_key: str, code: str, result: ExecutionResult, *, replayed: bool = False) -> CellRun:
+    def add(
+        self, cell_id: str | None, code: str, result: ExecutionResult, *, replayed: bool = False
+    ) -> CellRun:
         """Record an execution; returns it with its number in this kernel (1, 2, ...)."""
         self._count += 1
-        run = CellRun(self._count, cell_key, code, result, replayed=replayed)
+        run = CellRun(self._count, cell_id, code, result, replayed=replayed)
         self._runs.append(run)
         return run
 
-    def last_for(self, cell_key: str) -> CellRun | None:
-        """The newest execution of this cell that called servers (a replay records nothing new)."""
-        for run in reversed(self._runs):
-            if run.cell_key == cell_key and not run.replayed:
-                return run
-        return None
+    def last_for(self, cell_id: str | None, code: str) -> CellRun | None:
+        """The newest execution of this cell that called servers (a replay records nothing new).
+
+        By the cell's id first, then by the same code (ignoring surrounding blank lines).
+        """
+        recorded = [run for run in reversed(self._runs) if not run.replayed]
+        if cell_id is not None:
+            for run in recorded:
+                if run.cell_id == cell_id:
+                    return run
+        return next((run for run in recorded if run.code.strip() == code.strip()), None)
 
     def runs(self) -> list[CellRun]:
         """Every execution kept, oldest first."""
@@ -54,8 +61,3 @@ class History:
 
     def __len__(self) -> int:
         return len(self._runs)
-
-
-def cell_key(cell_id: str | None, code: str) -> str:
-    """The key of a cell: its frontend id when there is one, else its code."""
-    return f"id:{cell_id}" if cell_id else f"code:{code.strip()}"

@@ -17,7 +17,6 @@ from ..executor import ExecutionResult
 from ..executor.values import decode_value
 from ..typegen import render_signature
 from .display import history_bundle, result_bundle
-from .history import cell_key
 from .live import LiveTrace
 from .tools import KernelTools
 
@@ -115,10 +114,10 @@ class CodeModeMagics(Magics):
         if missing:
             raise UsageError(f"--in: no variable named {', '.join(missing)} in this kernel")
         inputs = {name: self.namespace[name] for name in args.inputs}
-        key = cell_key(self.tools.cell_id, cell)
+        cell_id = self.tools.cell_id
         replay = None
         if args.replay:
-            previous = self.tools.history.last_for(key)
+            previous = self.tools.history.last_for(cell_id, cell)
             if previous is None:
                 raise UsageError(
                     "--replay: this cell has not run in this kernel yet, so there is no record to replay; "
@@ -134,7 +133,7 @@ class CodeModeMagics(Magics):
         finally:
             if live is not None:
                 live.close()  # also when interrupted: the record below (or the traceback) replaces it
-        self.tools.history.add(key, cell, result, replayed=args.replay)
+        self.tools.history.add(cell_id, cell, result, replayed=args.replay)
         if args.out and result.ok:
             self.namespace[args.out] = decode_value(result.value) if result.value is not None else None
         if not args.quiet or not result.ok:
