@@ -147,8 +147,9 @@ class CallLog:
                 encoded,
                 type="application/json",
                 name=f"{record.tool} result",
-                description=f"the whole result of {record.server}/{record.tool} (call {record.id}), "
-                f"{len(encoded)} bytes",
+                # No call id here: a run's record lists this description and must read the same every
+                # run; the call's record names the artifact (artifact_id) instead.
+                description=f"the whole result of a {record.server}/{record.tool} call",
                 execution_id=record.execution_id,
             )
         except (ArtifactError, OSError) as exc:
