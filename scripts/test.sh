@@ -11,6 +11,30 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet -e ".[test]"
 (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
 
+# The browser test (tests/browser) drives Debian's chromium: Playwright's own browser download cannot
+# work where only the package registries are reachable, so never `playwright install`.
+if [ ! -x /usr/bin/chromium ]; then
+  echo "== installing Debian's chromium for the browser test"
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "scripts/test.sh: /usr/bin/chromium is missing and installing it needs root (no sudo here):" >&2
+      echo "  apt-get install -y --no-install-recommends chromium" >&2
+      exit 1
+    fi
+    sudo=(sudo)
+  fi
+  if ! command -v apt-get >/dev/null \
+    || ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+    || ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -q --no-install-recommends chromium \
+    || [ ! -x /usr/bin/chromium ]; then
+    echo "scripts/test.sh: could not install Debian's chromium (/usr/bin/chromium) with apt-get;" >&2
+    echo "  the browser test needs it: apt-get install -y --no-install-recommends chromium" >&2
+    exit 1
+  fi
+fi
+
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
