@@ -33,6 +33,7 @@ _MAX_DEPTH = 8
 _MAX_TEXT = 4000
 _MAX_ROWS = 50
 _MAX_COLUMNS = 20
+_INLINE_CHARS = 80  # a nested container this short is shown on one line
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm"})
 _STATUS_STYLE = {
@@ -156,7 +157,14 @@ def _is_base64(data: str) -> bool:
 
 
 def json_html(value: Any, depth: int = 0) -> str:
-    """A JSON value as a tree of ``<details>`` (top level open); a list of records as a table."""
+    """A JSON value as a tree of ``<details>`` (top level open); records and rows as a table.
+
+    A small container inside the tree is written out on one line instead of a level to open.
+    """
+    if depth > 0 and isinstance(value, Mapping | list | tuple):
+        compact = json.dumps(value, ensure_ascii=False, default=str)
+        if len(compact) <= _INLINE_CHARS:
+            return f"<code>{esc(compact)}</code>"
     if isinstance(value, Mapping):
         if not value:
             return "<code>{}</code>"
@@ -190,7 +198,12 @@ def _tree(label: str, rows: str, count: int, depth: int) -> str:
 
 
 def table_html(items: Sequence[Any], *, max_rows: int = _MAX_ROWS) -> str | None:
-    """A table when every item is a flat record (scalars only) and the columns are few."""
+    """A table when every item is a flat record (scalars only) and the columns are few.
+
+    Rows of scalars of one length (as SQL results come) make a table without a header.
+    """
+    if items and all(isinstance(i, list | tuple) for i in items):
+        return _rows_html(items, max_rows)
     if not all(isinstance(i, Mapping) for i in items):
         return None
     columns: list[str] = []
@@ -209,6 +222,19 @@ def table_html(items: Sequence[Any], *, max_rows: int = _MAX_ROWS) -> str | None
     )
     more = f"<div><i>… {len(items) - max_rows} more rows</i></div>" if len(items) > max_rows else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+def _rows_html(rows: Sequence[Any], max_rows: int) -> str | None:
+    width = len(rows[0])
+    if not 1 < width <= _MAX_COLUMNS or len(rows) < 2:
+        return None
+    if any(len(row) != width or any(isinstance(c, Mapping | list) for c in row) for row in rows):
+        return None
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(_cell(c))}</td>" for c in row) + "</tr>" for row in rows[:max_rows]
+    )
+    more = f"<div><i>… {len(rows) - max_rows} more rows</i></div>" if len(rows) > max_rows else ""
+    return f"<table><tbody>{body}</tbody></table>{more}"
 
 
 def _cell(value: Any) -> str:
