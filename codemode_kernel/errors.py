@@ -11,8 +11,12 @@ Catch broad, recover narrow::
     ├── ToolError                   the server ran the tool and reported isError
     ├── ToolTimeoutError            a tool call did not finish within its timeout
     ├── UnknownToolError            no configured tool has that name
-    └── ArtifactError               the artifact store cannot take or give this data
-        └── ArtifactNotFoundError   no artifact has that id or name; the message lists those that exist
+    ├── ArtifactError               the artifact store cannot take or give this data
+    │   └── ArtifactNotFoundError   no artifact has that id or name; the message lists those that exist
+    └── LLMError                    a request to a model failed (after retries of 429 and 5xx)
+        ├── LLMAuthError            no API key where one is needed, or the provider refused it
+        ├── LLMModelNotFoundError   the provider does not know the model
+        └── LLMUnreachableError     the endpoint cannot be reached (connection refused, DNS, timeout)
 
 Every message says what went wrong and what to do about it, so it can be shown to a user (or a model)
 as is.
@@ -27,6 +31,10 @@ __all__ = [
     "ArtifactNotFoundError",
     "CodeModeError",
     "ConfigError",
+    "LLMAuthError",
+    "LLMError",
+    "LLMModelNotFoundError",
+    "LLMUnreachableError",
     "ServerError",
     "ToolArgumentError",
     "ToolError",
@@ -136,3 +144,24 @@ class ArtifactNotFoundError(ArtifactError, LookupError):
     def __init__(self, message: str, *, key: str):
         self.key = key
         super().__init__(message)
+
+
+class LLMError(CodeModeError):
+    """A request to a model failed; ``ref`` names the config's model entry, ``status`` the HTTP status."""
+
+    def __init__(self, message: str, *, ref: str | None = None, status: int | None = None):
+        self.ref = ref
+        self.status = status
+        super().__init__(message)
+
+
+class LLMAuthError(LLMError):
+    """No API key where the provider needs one (the message names the variable), or the key was refused."""
+
+
+class LLMModelNotFoundError(LLMError):
+    """The provider does not know the model; the message names it and the config entry to change."""
+
+
+class LLMUnreachableError(LLMError):
+    """The endpoint cannot be reached; the message names the URL."""
