@@ -30,6 +30,10 @@ _ERRORS: dict[str, type[errors.CodeModeError]] = {
     "UnknownToolError": errors.UnknownToolError,
     "ServerError": errors.ServerError,
     "ToolError": errors.ToolError,
+    "LLMError": errors.LLMError,
+    "LLMAuthError": errors.LLMAuthError,
+    "LLMModelNotFoundError": errors.LLMModelNotFoundError,
+    "LLMUnreachableError": errors.LLMUnreachableError,
 }
 
 
@@ -149,6 +153,8 @@ def _error_from(data: dict[str, Any]) -> Exception:
         return errors.ArtifactNotFoundError(message, key=str(data.get("key", "")))
     if cls is errors.ArtifactError:
         return errors.ArtifactError(message)
+    if issubclass(cls, errors.LLMError):
+        return cls(message)
     exc = errors.ServerError.__new__(errors.ServerError)
     Exception.__init__(exc, message)
     exc.server = str(data.get("server", ""))

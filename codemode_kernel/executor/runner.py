@@ -17,7 +17,7 @@ import shutil
 import signal
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -25,12 +25,13 @@ from typing import Any
 from ..artifacts import ArtifactStore
 from ..calllog import CallRecord
 from ..config import CodeModeSettings, resolve_code_mode
-from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError
+from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMError
 from ..toolbox import Toolbox
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .protocol import ProtocolError, encode_frame, read_frame_async
 from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
+from .toolset import LLM_SERVER, LLM_TOOL
 from .values import decode_value, encode_artifact, encode_inputs
 from .zygote_client import WorkerExit, ZygoteError
 
@@ -40,6 +41,8 @@ DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 30.0, 1.0, 300.0
 DEFAULT_GRACE = 5.0
 DEFAULT_SESSION_IDLE = 600.0
 
+LLMHandler = Callable[[dict[str, Any]], Awaitable[str]]
+"""``await llm(request)``: the model's answer to a program's ``llm()`` (prompt, system, max_tokens)."""
 OutputCallback = Callable[[str, str], None]
 """``on_output(stream, text)``: what the program printed, as it prints it."""
 CallCallback = Callable[[CallRecord], None]
@@ -147,6 +150,7 @@ class Executor:
         preload: Iterable[str] | None = None,
         sandbox: Mapping[str, Any] | None = None,
         session_idle: float = DEFAULT_SESSION_IDLE,
+        llm: LLMHandler | None = None,
     ) -> None:
         """Set up; the worker process starts with the first run.
 
@@ -161,6 +165,9 @@ class Executor:
             sandbox: ``SandboxPolicy`` fields that relax or tighten the settings, e.g.
                 ``{"network": True, "memory_mb": 4096}`` (docs/threat-model.md).
             session_idle: seconds a session may go without a run before its worker is ended.
+            llm: answers a program's ``llm()`` / ``llm_json()``: called with the request (``prompt``,
+                ``system``, ``max_tokens``) on the hub's loop, returns the answer's text. Without it those
+                calls raise ``LLMError`` in the program, saying that no model is configured.
 
         The artifact store is the toolbox's call log's (``.codemode/artifacts.db`` of the workspace), and
         the settings' ``artifact_threshold_bytes`` becomes that call log's threshold for large results.
@@ -177,6 +184,7 @@ class Executor:
         self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
         self.session_idle = session_idle
+        self.llm = llm
         self._sessions: dict[str, _Session] = {}
         self._pool = WorkerPool(
             toolbox,
@@ -535,6 +543,9 @@ class Executor:
         if state.book is not None:
             self._replay_call(state, call_id, server, tool, arguments)
             return
+        if (server, tool) == (LLM_SERVER, LLM_TOOL):
+            await self._llm_call(state, call_id, arguments)
+            return
         try:
             result = await hub.acall(server, tool, arguments, execution_id=state.execution_id)
         except CodeModeError as exc:
@@ -611,6 +622,30 @@ class Executor:
             return []
         by_id = {artifact.id: artifact for artifact in made}
         return [by_id[i].to_dict() for i in state.artifact_ids if i in by_id]
+
+    async def _llm_call(self, state: _Execution, call_id: Any, arguments: dict[str, Any]) -> None:
+        """Answer a program's ``llm()`` with the configured model; logged (and replayable) as a tool call."""
+        log = self.toolbox.hub.call_log
+        record = log.start(LLM_SERVER, LLM_TOOL, arguments, execution_id=state.execution_id)
+        try:
+            if self.llm is None:
+                raise LLMError(
+                    'llm(): no model is configured for this kernel; add one to "models" in the config '
+                    "(docs/llm.md)"
+                )
+            text = await self.llm(arguments)
+        except CodeModeError as exc:
+            log.finish(record, "server_error", error=str(exc))
+            state.reply(
+                {"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, LLM_TOOL)}
+            )
+            return
+        except asyncio.CancelledError:
+            log.finish(record, "cancelled", error="the execution was stopped")
+            raise
+        result = {"content": [{"type": "text", "text": text}], "isError": False}
+        log.finish(record, "ok", result=result)
+        state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
 
     def _replay_call(
         self, state: _Execution, call_id: Any, server: str, tool: str, arguments: dict[str, Any]

@@ -9,6 +9,7 @@ the worker cannot open the store.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import threading
@@ -17,8 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import ArtifactError, CodeModeError, UnknownToolError
-from ..results import decode_result
+from ..errors import ArtifactError, CodeModeError, LLMError, UnknownToolError
+from ..results import decode_result, error_message
 from ..toolspec import ToolSpec
 from ..typegen import (
     ToolModel,
@@ -42,6 +43,8 @@ HELPER_NAMES = (
     "store_artifact",
     "get_artifact",
     "list_artifacts",
+    "llm",
+    "llm_json",
 )
 _MAX_PARALLEL_THREADS = 50
 _THREAD_STACK_BYTES = 2 * 1024 * 1024
@@ -89,7 +92,7 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
     module.parallel = parallel  # type: ignore[attr-defined]
     module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
     module.tool_schema = _tool_schema(by_name, models)  # type: ignore[attr-defined]
-    for function in _artifact_functions(runtime):
+    for function in (*_artifact_functions(runtime), *_llm_functions(runtime)):
         setattr(module, function.__name__, function)
     module.__all__ = [*by_name, *HELPER_NAMES]  # type: ignore[attr-defined]
     sys.modules["tools"] = module
@@ -246,3 +249,67 @@ def _artifact_functions(
     for function in (store_artifact, get_artifact, list_artifacts):
         function.__module__ = "tools"
     return store_artifact, get_artifact, list_artifacts
+
+
+LLM_SERVER, LLM_TOOL = "codemode", "llm"
+"""How a program's ``llm()`` travels: as a call of this pseudo tool, so the kernel records it in the trace
+and a replay answers it from the record like any tool call. (A configured server with this name would
+never see these calls: the kernel answers them.)"""
+
+_JSON_ONLY = "Answer with one JSON value and nothing else: no prose, no Markdown fences."
+
+
+def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[..., Any]]:
+    """``llm`` and ``llm_json``: questions to the configured model, asked by the kernel (no key here)."""
+
+    def llm(prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
+        """Ask the configured model; returns its answer as text.
+
+        The kernel sends the request (the program never holds a key) and records it in the trace.
+        Raises ``LLMError`` when no model is configured or the request fails.
+        """
+        arguments: dict[str, Any] = {"prompt": str(prompt)}
+        if system is not None:
+            arguments["system"] = str(system)
+        if max_tokens is not None:
+            arguments["max_tokens"] = int(max_tokens)
+        result = runtime.require_channel().call(LLM_SERVER, LLM_TOOL, arguments)
+        if result.get("isError"):
+            raise LLMError(error_message(result))
+        return "".join(str(c.get("text", "")) for c in result.get("content") or () if c.get("type") == "text")
+
+    def llm_json(prompt: str, schema: dict[str, Any] | None = None, *, system: str | None = None) -> Any:
+        """Ask the configured model for JSON; returns the parsed value, checked against ``schema``.
+
+        Raises ``ValueError`` naming what was wrong when the answer is not JSON or does not fit.
+        """
+        wanted = _JSON_ONLY
+        if schema is not None:
+            wanted += f" The value must validate against this JSON Schema: {json.dumps(schema)}"
+        answer = llm(f"{prompt}\n\n{wanted}", system=system)
+        text = _strip_fences(answer)
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"llm_json: the model's answer is not JSON ({exc}): {answer[:200]!r}") from None
+        if schema is not None:
+            import jsonschema
+
+            try:
+                jsonschema.validate(value, schema)
+            except jsonschema.ValidationError as exc:
+                raise ValueError(f"llm_json: the answer does not fit the schema: {exc.message}") from None
+        return value
+
+    for function in (llm, llm_json):
+        function.__module__ = "tools"
+    return llm, llm_json
+
+
+def _strip_fences(text: str) -> str:
+    """The JSON inside a Markdown code fence, which models add even when asked not to."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0]
+    return stripped.strip()

@@ -35,6 +35,7 @@ _PROGRAM_ERRORS = (
     errors.ToolTimeoutError,
     errors.ArtifactError,
     errors.ArtifactNotFoundError,
+    errors.LLMError,
     errors.CodeModeError,
 )
 

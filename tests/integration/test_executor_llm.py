@@ -1,0 +1,91 @@
+"""llm() and llm_json() in programs: asked through the kernel's handler, recorded and replayed like calls."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codemode_kernel import Toolbox
+from codemode_kernel.config import load_config
+from codemode_kernel.errors import LLMUnreachableError
+from codemode_kernel.executor import Executor
+from tests.integration.test_executor import WEATHER
+
+asked: list[dict[str, Any]] = []
+
+
+async def answer(request: dict[str, Any]) -> str:
+    """The kernel's side of llm(): here, a handler that answers from the prompt (no model needed)."""
+    asked.append(request)
+    prompt = request["prompt"]
+    if prompt.startswith("unreachable"):
+        raise LLMUnreachableError("cannot reach http://127.0.0.1:9/v1: connection refused")
+    if "JSON" in prompt and "fenced" in prompt:
+        return '```json\n{"city": "Oslo", "warm": false}\n```'
+    if "JSON" in prompt:
+        return "not json at all"
+    return prompt.upper()
+
+
+@pytest.fixture(scope="module")
+def toolbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Toolbox]:
+    path = tmp_path_factory.mktemp("ws")
+    (path / "codemode.json").write_text(
+        json.dumps({"mcpServers": {"weather": WEATHER}, "workspace": str(path)})
+    )
+    with Toolbox(load_config(path / "codemode.json")) as tb:
+        yield tb
+
+
+def test_llm_is_answered_by_the_kernel_and_recorded_like_a_tool_call(toolbox: Toolbox) -> None:
+    asked.clear()
+    with Executor(toolbox, llm=answer) as ex:
+        result = ex.run(
+            'w = get_weather(city="Oslo", unit="celsius")\nllm(f"say {w.conditions}", system="be brief")'
+        )
+    assert result.status == "ok", result.error
+    assert result.value == {"kind": "text", "text": "SAY RAIN"}
+    assert asked == [{"prompt": "say rain", "system": "be brief"}]
+    call = result.tool_calls[-1]
+    assert (call["server"], call["tool"], call["status"]) == ("codemode", "llm", "ok")
+    assert call["arguments"] == {"prompt": "say rain", "system": "be brief"}
+
+
+def test_llm_json_parses_checks_and_names_what_was_wrong(toolbox: Toolbox) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    with Executor(toolbox, llm=answer) as ex:
+        ok = ex.run(f"llm_json('fenced please', schema={schema!r})")
+        assert ok.status == "ok", ok.error
+        assert ok.value == {"kind": "json", "data": {"city": "Oslo", "warm": False}}
+        assert "must validate against this JSON Schema" in asked[-1]["prompt"]
+        bad = ex.run("x = 1\nllm_json('give me something')")
+        assert bad.status == "error" and bad.error is not None
+        assert (bad.error["type"], bad.error["line"]) == ("ValueError", 2)
+        assert "not JSON" in bad.error["message"] and "not json at all" in bad.error["message"]
+
+
+def test_a_failed_or_missing_model_is_an_llm_error_at_the_line(toolbox: Toolbox) -> None:
+    with Executor(toolbox, llm=answer) as ex:
+        failed = ex.run("\nllm('unreachable endpoint')")
+        assert failed.error is not None and (failed.error["type"], failed.error["line"]) == (
+            "LLMUnreachableError",
+            2,
+        )
+        caught = ex.run("try:\n    llm('unreachable')\nexcept LLMError as e:\n    out = 'caught'\nout")
+        assert caught.value == {"kind": "text", "text": "caught"}
+    with Executor(toolbox) as ex:
+        none = ex.run("llm('hello')")
+        assert none.error is not None and none.error["type"] == "LLMError"
+        assert "no model is configured" in none.error["message"] and '"models"' in none.error["message"]
+
+
+def test_a_replay_answers_llm_from_the_record_without_asking(toolbox: Toolbox) -> None:
+    with Executor(toolbox, llm=answer) as ex:
+        first = ex.run("llm('once')")
+        asked.clear()
+        again = ex.run("llm('once')", replay=first.tool_calls)
+    assert again.value == {"kind": "text", "text": "ONCE"} and asked == []
