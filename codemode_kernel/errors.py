@@ -13,10 +13,11 @@ Catch broad, recover narrow::
     ├── UnknownToolError            no configured tool has that name
     ├── ArtifactError               the artifact store cannot take or give this data
     │   └── ArtifactNotFoundError   no artifact has that id or name; the message lists those that exist
-    └── LLMError                    a request to a model failed (after retries of 429 and 5xx)
-        ├── LLMAuthError            no API key where one is needed, or the provider refused it
-        ├── LLMModelNotFoundError   the provider does not know the model
-        └── LLMUnreachableError     the endpoint cannot be reached (connection refused, DNS, timeout)
+    ├── LLMError                    a request to a model failed (after retries of 429 and 5xx)
+    │   ├── LLMAuthError            no API key where one is needed, or the provider refused it
+    │   ├── LLMModelNotFoundError   the provider does not know the model
+    │   └── LLMUnreachableError     the endpoint cannot be reached (connection refused, DNS, timeout)
+    └── AgentError                  the agent stopped on our own failure (an execution ended ``internal``)
 
 Every message says what went wrong and what to do about it, so it can be shown to a user (or a model)
 as is.
@@ -27,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AgentError",
     "ArtifactError",
     "ArtifactNotFoundError",
     "CodeModeError",
@@ -165,3 +167,16 @@ class LLMModelNotFoundError(LLMError):
 
 class LLMUnreachableError(LLMError):
     """The endpoint cannot be reached; the message names the URL."""
+
+
+class AgentError(CodeModeError):
+    """The agent stopped because of our own failure, not the model's: an execution ended ``internal``.
+
+    The model cannot fix this by changing its code, so the loop does not send it back; the message says
+    what failed and what to try (usually restarting the kernel). ``result`` is the agent's result so far
+    (an ``AgentResult``: the steps, tokens and round trips up to the failure), or None.
+    """
+
+    def __init__(self, message: str, *, result: Any = None):
+        self.result = result
+        super().__init__(message)

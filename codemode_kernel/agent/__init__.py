@@ -1,0 +1,54 @@
+"""The code-mode agent: a model answers a request by writing programs (or, in classic mode, by tool calls).
+
+``Agent(toolbox, executor, model).run(request)`` is the loop; ``build_toolset`` shows what the model is
+offered (the ``execute_python`` description with the typed stubs, or a compact listing); the events
+report a run live. docs/agent.md explains the loop, the budgets and the two modes.
+"""
+
+from .events import (
+    AgentEvent,
+    CodeRequested,
+    EventCallback,
+    ExecutionFinished,
+    ExecutionOutput,
+    ExecutionStarted,
+    ExecutionToolCall,
+    FinalAnswer,
+    StepFinished,
+    StepStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+)
+from .loop import Agent
+from .options import AgentOptions, ListingStyle
+from .prompt import EXECUTE_PYTHON
+from .record import AgentAction, AgentResult, AgentStatus, AgentStep
+from .toolset import AgentToolset, build_toolset, compact_listing
+
+__all__ = [
+    "EXECUTE_PYTHON",
+    "Agent",
+    "AgentAction",
+    "AgentEvent",
+    "AgentOptions",
+    "AgentResult",
+    "AgentStatus",
+    "AgentStep",
+    "AgentToolset",
+    "CodeRequested",
+    "EventCallback",
+    "ExecutionFinished",
+    "ExecutionOutput",
+    "ExecutionStarted",
+    "ExecutionToolCall",
+    "FinalAnswer",
+    "ListingStyle",
+    "StepFinished",
+    "StepStarted",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallRequested",
+    "build_toolset",
+    "compact_listing",
+]

@@ -1,0 +1,173 @@
+"""Carry out one tool call the model asked for: run its program, or call the MCP tool through the hub.
+
+Whatever happens to the call (bad arguments, an unknown name, a failing program, a failing tool), the
+model gets text back that says so; only the executor's own failure (status ``internal``) is left for the
+loop to stop on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from typing import Any
+
+from ..calllog import CallRecord
+from ..errors import ArtifactError, ServerError, ToolArgumentError, ToolTimeoutError, UnknownToolError
+from ..executor import Executor
+from ..executor.runner import MAX_TIMEOUT, MIN_TIMEOUT
+from ..llm.types import ToolCall
+from ..toolbox import Toolbox
+from ..toolspec import ToolSpec
+from . import prompt
+from .emitter import Emitter
+from .events import (
+    CodeRequested,
+    ExecutionFinished,
+    ExecutionOutput,
+    ExecutionStarted,
+    ExecutionToolCall,
+    ToolCallFinished,
+    ToolCallRequested,
+)
+from .feedback import ResultText, execution_text, failure_text, tool_result_text
+from .options import AgentOptions
+from .record import AgentAction
+from .toolset import AgentToolset
+
+__all__ = ["ActionRunner"]
+
+_CALL_FAILURES = (ToolArgumentError, UnknownToolError, ToolTimeoutError, ServerError)
+
+
+class ActionRunner:
+    """Runs the calls of one ``run()`` against one toolset."""
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        executor: Executor,
+        toolset: AgentToolset,
+        options: AgentOptions,
+        emit: Emitter,
+    ) -> None:
+        self.toolbox = toolbox
+        self.executor = executor
+        self.toolset = toolset
+        self.options = options
+        self.emit = emit
+
+    async def run(self, step: int, call: ToolCall) -> AgentAction:
+        """Carry out ``call`` and return its record, with the text the model is sent back."""
+        if self.toolset.code_mode and call.name == prompt.EXECUTE_PYTHON:
+            return await self._code(step, call)
+        spec = self.toolset.classic.get(call.name)
+        if spec is None:
+            offered = ", ".join(d.name for d in self.toolset.definitions)
+            text = f"There is no tool named {call.name!r}. The tools are: {offered}.\n"
+            action = AgentAction(call, "tool", text, is_error=True)
+            self.emit(ToolCallRequested(step, call.id, call.name, dict(call.arguments)))
+            self.emit(ToolCallFinished(step, call.id, call.name, text, True, 0.0))
+            return action
+        return await self._tool(step, call, spec)
+
+    # -- code mode --------------------------------------------------------------------------------
+
+    async def _code(self, step: int, call: ToolCall) -> AgentAction:
+        code = call.arguments.get("code")
+        if not isinstance(code, str) or not code.strip():
+            got = f" (got {call.raw_arguments[:200]!r})" if call.raw_arguments else ""
+            text = f'execute_python needs "code": the whole program as one string{got}. Call it again.\n'
+            return AgentAction(call, "code", text, is_error=True)
+        timeout, note = self._timeout(call.arguments.get("timeout"))
+        self.emit(CodeRequested(step, call.id, code, timeout))
+        self.emit(ExecutionStarted(step, call.id, code))
+
+        def on_output(stream: str, data: str) -> None:
+            self.emit(ExecutionOutput(step, call.id, "stderr" if stream == "stderr" else "stdout", data))
+
+        def on_call(record: CallRecord) -> None:
+            self.emit(ExecutionToolCall(step, call.id, record))
+
+        started = time.monotonic()
+        result = await self.executor.arun(code, timeout=timeout, on_output=on_output, on_call=on_call)
+        duration = (time.monotonic() - started) * 1000
+        view = execution_text(result, note=note)
+        saved = await self._keep_whole(view, result.execution_id)
+        text = view.render(self.options.result_budget, saved_as=saved)
+        self.emit(ExecutionFinished(step, call.id, result, text))
+        return AgentAction(call, "code", text, view.is_error, duration, code=code, execution=result)
+
+    def _timeout(self, asked: Any) -> tuple[float, str]:
+        """The execution's limit: the model's (kept within 1 to 300 s) or the settings' default."""
+        if asked is None:
+            return self.toolset.timeout, ""
+        if isinstance(asked, bool) or not isinstance(asked, int | float) or not math.isfinite(asked):
+            default = self.toolset.timeout
+            return default, f"[timeout {asked!r} is not a number of seconds; ran with {default:g} s]"
+        limit = min(max(float(asked), MIN_TIMEOUT), MAX_TIMEOUT)
+        note = "" if limit == asked else f"[timeout {asked:g} s is outside 1 to 300; ran with {limit:g} s]"
+        return limit, note
+
+    async def _keep_whole(self, view: ResultText, execution_id: str) -> str | None:
+        """Store the body as an artifact when it will be cut, so the model can read the rest later."""
+        if not view.overflows(self.options.result_budget):
+            return None
+        store = self.executor.artifacts
+        try:
+            artifact = await asyncio.to_thread(
+                store.put,
+                view.body,
+                name=f"execute_python-output-{execution_id}",
+                type="text/plain",
+                description="The whole output and value of a program the agent ran (the model saw a cut).",
+                execution_id=execution_id,
+            )
+        except ArtifactError:
+            return None  # the model still gets the cut text, only without a reference
+        return artifact.id
+
+    # -- classic tools ----------------------------------------------------------------------------
+
+    async def _tool(self, step: int, call: ToolCall, spec: ToolSpec) -> AgentAction:
+        arguments = dict(call.arguments)
+        self.emit(ToolCallRequested(step, call.id, call.name, arguments))
+        records: list[CallRecord] = []
+
+        def collect(record: CallRecord) -> None:
+            if (
+                record.execution_id is None
+                and record.server == spec.server
+                and record.tool == spec.name
+                and record.status != "running"
+                and (record.arguments is arguments or (not arguments and not record.arguments))
+            ):
+                records.append(record)
+
+        unsubscribe = self.toolbox.hub.call_log.subscribe(collect)
+        started = time.monotonic()
+        wire: dict[str, Any] | None = None
+        try:
+            wire = await self.toolbox.hub.acall(spec.server, spec.name, arguments)
+        except _CALL_FAILURES as exc:
+            view = failure_text(exc)
+        else:
+            artifact_id = records[-1].artifact_id if records else None
+            view = tool_result_text(wire, artifact_id=artifact_id)
+        finally:
+            with contextlib.suppress(ValueError):
+                unsubscribe()
+        duration = (time.monotonic() - started) * 1000
+        text = view.render(self.options.result_budget)
+        self.emit(ToolCallFinished(step, call.id, call.name, text, view.is_error, duration))
+        return AgentAction(
+            call,
+            "tool",
+            text,
+            view.is_error,
+            duration,
+            server=spec.server,
+            tool=spec.name,
+            tool_result=wire,
+        )

@@ -1,0 +1,86 @@
+"""AgentResult and AgentStep: the record of one ``run()``, for a notebook view, a transcript, a benchmark."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..executor import ExecutionResult
+from ..llm.types import ToolCall, Usage
+
+__all__ = ["AgentAction", "AgentResult", "AgentStatus", "AgentStep"]
+
+AgentStatus = Literal["answered", "max_steps", "timeout"]
+"""``answered`` the model gave its final answer; ``max_steps`` it was still calling tools at the step
+limit; ``timeout`` the whole request ran out of time."""
+
+
+@dataclass
+class AgentAction:
+    """One tool call of a step: a program run (``execute_python``) or an ordinary tool call."""
+
+    call: ToolCall
+    kind: Literal["code", "tool"]
+    text: str = ""
+    """What the model was sent back."""
+    is_error: bool = False
+    duration_ms: float = 0.0
+    code: str | None = None
+    execution: ExecutionResult | None = None
+    """The program's ExecutionResult (``kind == "code"``; None when the arguments were unusable)."""
+    server: str | None = None
+    tool: str | None = None
+    tool_result: dict[str, Any] | None = None
+    """The MCP CallToolResult in wire form (``kind == "tool"``; None when the call failed before one)."""
+
+
+@dataclass
+class AgentStep:
+    """One model request and the calls it asked for."""
+
+    index: int
+    text: str = ""
+    """The model's text in this step (its final answer in the last step of an answered run)."""
+    actions: list[AgentAction] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model_ms: float = 0.0
+    """How long the model request took."""
+    execution_ms: float = 0.0
+    """How long the step's calls took, together."""
+    stop_reason: str = ""
+
+
+@dataclass
+class AgentResult:
+    """What one ``run()`` did: the answer, every step, and the totals a comparison needs."""
+
+    request: str
+    answer: str
+    status: AgentStatus
+    code_mode: bool
+    steps: list[AgentStep] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+    @property
+    def round_trips(self) -> int:
+        """Model requests sent."""
+        return len(self.steps)
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens the provider counted, over every request of this run."""
+        total = Usage()
+        for step in self.steps:
+            total = total + step.usage
+        return total
+
+    @property
+    def executions(self) -> list[ExecutionResult]:
+        """Every program run, in order."""
+        return [a.execution for s in self.steps for a in s.actions if a.execution is not None]
+
+    @property
+    def final_code(self) -> str | None:
+        """The last program the model ran (for "insert as a cell"), or None."""
+        codes = [a.code for s in self.steps for a in s.actions if a.code is not None]
+        return codes[-1] if codes else None

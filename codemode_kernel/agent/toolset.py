@@ -1,0 +1,182 @@
+"""What the model is offered: ``execute_python`` (code mode) and ordinary tool definitions (classic).
+
+Built from the tools the worker knows (the Toolbox's type models) and every tool the hub lists, so it is
+a pure function, testable without servers. In code mode a tool is a function in programs unless the
+resolved ``codeMode`` excludes it (or the worker does not have it): such tools are offered to the model as
+ordinary tools, called through the hub. With code mode off every tool is an ordinary tool.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import CodeModeSettings
+from ..llm.types import ToolDefinition
+from ..toolspec import ToolSpec
+from ..typegen import ToolModel, render_signature, render_stubs
+from . import prompt
+from .options import AgentOptions
+
+__all__ = ["AgentToolset", "build_toolset", "compact_listing"]
+
+_NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+_MAX_NAME = 64  # what OpenAI and Anthropic accept: ^[a-zA-Z0-9_-]{1,64}$
+_FIRST_LINE_CHARS = 160
+
+
+@dataclass(frozen=True)
+class AgentToolset:
+    """The tools of one request: their definitions as sent, and how to run each name the model may call."""
+
+    code_mode: bool
+    system: str
+    """The system prompt."""
+    definitions: tuple[ToolDefinition, ...]
+    """Sent with every model request, ``execute_python`` first in code mode."""
+    classic: Mapping[str, ToolSpec] = field(default_factory=dict)
+    """Ordinary tools by the name the model calls them: the MCP tool each one is."""
+    code_tools: tuple[ToolModel, ...] = ()
+    """The tools that are functions in programs (code mode)."""
+    compact: bool = False
+    """True when ``execute_python`` lists the tools compactly instead of as stubs."""
+    timeout: float = 30.0
+    """Seconds an execution may run unless the model asks for another limit."""
+
+    @property
+    def execute_python(self) -> ToolDefinition | None:
+        """The ``execute_python`` definition (None with code mode off)."""
+        return self.definitions[0] if self.code_mode else None
+
+
+def build_toolset(
+    models: Sequence[ToolModel],
+    specs: Sequence[ToolSpec],
+    settings: CodeModeSettings,
+    options: AgentOptions,
+    *,
+    llm: bool = False,
+) -> AgentToolset:
+    """Decide what the model is offered.
+
+    Args:
+        models: the tools the worker has as functions (``Toolbox.models``).
+        specs: every tool of every ready server (``ToolHub.tool_specs()``).
+        settings: the resolved ``codeMode`` for the model.
+        options: budgets and the listing style.
+        llm: whether programs can call ``llm()`` (the executor has a model to answer it).
+    """
+    if not settings.enabled:
+        classic = _classic_tools(specs, reserved=set())
+        definitions = tuple(_classic_definition(name, spec) for name, spec in classic.items())
+        return AgentToolset(False, _system(prompt.CLASSIC_SYSTEM_PROMPT, options), definitions, classic)
+    in_code = [m for m in models if not settings.is_excluded(m.spec.server, m.spec.name)]
+    in_code_keys = {(m.spec.server, m.spec.name) for m in in_code}
+    classic = _classic_tools(
+        [s for s in specs if (s.server, s.name) not in in_code_keys], reserved={prompt.EXECUTE_PYTHON}
+    )
+    listing, compact = _listing(in_code, options)
+    description = prompt.execute_python_description(
+        python=f"{sys.version_info.major}.{sys.version_info.minor}",
+        budget=options.result_budget,
+        timeout=settings.timeout,
+        listing=listing,
+        compact=compact,
+        tool_count=len(in_code),
+        llm=llm,
+        network=settings.sandbox.network,
+        excluded=list(classic),
+    )
+    execute = ToolDefinition(prompt.EXECUTE_PYTHON, description, _execute_python_parameters(settings.timeout))
+    definitions = (execute, *(_classic_definition(name, spec) for name, spec in classic.items()))
+    return AgentToolset(
+        True,
+        _system(prompt.CODE_MODE_SYSTEM_PROMPT, options),
+        definitions,
+        classic,
+        tuple(in_code),
+        compact,
+        settings.timeout,
+    )
+
+
+def _system(base: str, options: AgentOptions) -> str:
+    return f"{base}\n\n{options.instructions.strip()}" if options.instructions else base
+
+
+def _listing(models: Sequence[ToolModel], options: AgentOptions) -> tuple[str, bool]:
+    """The stubs, or the compact listing when asked for or when the stubs are too large."""
+    if not models:
+        return "", False
+    if options.listing == "compact":
+        return compact_listing(models), True
+    stubs = render_stubs(models, input_types=False)
+    too_large = len(stubs) > options.max_stub_chars or len(models) > options.max_stub_tools
+    if options.listing == "auto" and too_large:
+        return compact_listing(models), True
+    return stubs, False
+
+
+def compact_listing(models: Sequence[ToolModel]) -> str:
+    """One line per tool under its server: the signature and the first line of its description."""
+    lines: list[str] = []
+    for server in dict.fromkeys(m.spec.server for m in models):
+        lines.append(f"{server}:")
+        for model in models:
+            if model.spec.server != server:
+                continue
+            first = _first_line(model.spec.description or model.spec.title or "")
+            lines.append(f"  {render_signature(model)}" + (f"  # {first}" if first else ""))
+    return "\n".join(lines)
+
+
+def _first_line(text: str) -> str:
+    stripped = text.strip()
+    line = stripped.splitlines()[0].strip() if stripped else ""
+    return line if len(line) <= _FIRST_LINE_CHARS else line[: _FIRST_LINE_CHARS - 1] + "…"
+
+
+def _execute_python_parameters(timeout: float) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "description": prompt.CODE_PARAMETER},
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 300,
+                "description": prompt.TIMEOUT_PARAMETER.format(timeout=timeout),
+            },
+        },
+        "required": ["code"],
+    }
+
+
+def _classic_tools(specs: Sequence[ToolSpec], *, reserved: set[str]) -> dict[str, ToolSpec]:
+    """Each tool under a name providers accept; a name taken twice gets its server as a prefix."""
+    out: dict[str, ToolSpec] = {}
+    taken = set(reserved)
+    for spec in specs:
+        name = _safe_name(spec.name)
+        if name in taken:
+            name = _safe_name(f"{spec.server}__{spec.name}")
+        base, n = name, 2
+        while name in taken:
+            suffix = f"_{n}"
+            name = base[: _MAX_NAME - len(suffix)] + suffix
+            n += 1
+        taken.add(name)
+        out[name] = spec
+    return out
+
+
+def _safe_name(name: str) -> str:
+    return (_NAME_UNSAFE.sub("_", name) or "tool")[:_MAX_NAME]
+
+
+def _classic_definition(name: str, spec: ToolSpec) -> ToolDefinition:
+    description = spec.description.strip() or (spec.title or "").strip() or spec.name
+    return ToolDefinition(name, description, spec.input_schema)
