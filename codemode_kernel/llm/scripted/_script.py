@@ -40,7 +40,8 @@ class ScriptedTurn:
     """One answer of the scripted model: text and/or tool calls, or an HTTP error ``status`` instead.
 
     ``text`` given as a string is streamed word by word; a list of strings is streamed piece by piece.
-    ``delay`` waits before answering and ``pause`` between streamed chunks (both watch the connection,
+    ``delay`` waits before answering and ``pause`` between the streamed chunks that follow the first
+    piece of text or arguments (both watch the connection,
     so a client that gives up is seen: ``ScriptedRequest.disconnected``). An error turn with a 429 or 5xx
     status sends ``retry-after-ms`` so the SDKs retry after ``retry_after`` seconds instead of their
     own backoff, which keeps tests fast.

@@ -326,11 +326,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for n, (event, data) in enumerate(events):
-            if n and pause:
+        started = False
+        for event, data in events:
+            if started and pause:
                 self._wait(pause)
             text = data if isinstance(data, str) else json.dumps(data)
             self._write_chunk(((f"event: {event}\n" if event else "") + f"data: {text}\n\n").encode())
+            started = started or _carries_content(event, data)
         self._write_chunk(b"")
 
     def _write_chunk(self, data: bytes) -> None:
@@ -353,3 +355,11 @@ class _Handler(BaseHTTPRequestHandler):
             if not peeked:
                 raise _ClientGone
             time.sleep(min(left, 0.05))  # the client sent more (a pipelined request): keep waiting
+
+
+def _carries_content(event: str | None, data: Any) -> bool:
+    """Whether an event holds text or arguments (``pause`` starts after the first such event)."""
+    if event is not None:
+        return event == "content_block_delta"
+    choices = data.get("choices") if isinstance(data, dict) else None
+    return bool(choices and (choices[0]["delta"].get("content") or choices[0]["delta"].get("tool_calls")))
