@@ -232,3 +232,38 @@ def test_cli_reports_a_bad_script(tmp_path: Path, capsys: pytest.CaptureFixture[
     script.write_text('{"turns": 3}')
     assert main(["--script", str(script)]) == 2
     assert "expected a list of turns" in capsys.readouterr().err
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "llm.md"
+
+
+def json_block_after(heading: str) -> str:
+    text = DOCS.read_text(encoding="utf-8")
+    return text.split(heading, 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_script_loads(tmp_path: Path) -> None:
+    script = tmp_path / "turns.json"
+    script.write_text(json_block_after("### The script format"))
+    turns = load_script(script)
+    assert [t.status for t in turns] == [None, None, 429, None, None, 404]
+    assert turns[4].tool_calls[0].arguments_json == '{"city": "Par'
+
+
+def test_the_documented_models_open(tmp_path: Path) -> None:
+    from codemode_kernel.config import load_config
+    from codemode_kernel.llm import open_model
+
+    path = tmp_path / "codemode.json"
+    path.write_text(json_block_after("## Configuring models"))
+    config = load_config(path)
+    opened = {m.ref: open_model(config, m.ref) for m in config.models}
+    assert {ref: model.provider for ref, model in opened.items()} == {
+        "gpt": "openai",
+        "sonnet": "anthropic",
+        "ollama": "openai",
+        "vllm": "openai",
+        "llamacpp": "openai",
+        "lmstudio": "openai",
+        "openrouter": "openai",
+    }
