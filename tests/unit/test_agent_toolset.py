@@ -138,3 +138,10 @@ def test_options_refuse_useless_limits() -> None:
         AgentOptions(max_steps=0)
     with pytest.raises(ValueError, match="result_budget"):
         AgentOptions(result_budget=10)
+
+
+def test_the_agent_package_exports_exactly_its_public_names() -> None:
+    import codemode_kernel.agent as agent
+
+    public = {n for n, v in vars(agent).items() if not n.startswith("_") and not isinstance(v, type(agent))}
+    assert sorted(agent.__all__) == sorted(public - {"annotations"})
