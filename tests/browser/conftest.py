@@ -57,11 +57,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         stop_lab(server)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     """Headless Debian chromium under Playwright, with the flags that work on these machines.
 
-    Its config and cache directories (crash reports included) are temporary, not the user's.
+    Its config and cache directories (crash reports included) are temporary, not the user's. Module
+    scope, not session: Playwright's sync API keeps an event loop running on this thread (and its driver
+    as a child process) until it exits, which would break every later test that calls asyncio.run().
     """
     home = tmp_path_factory.mktemp("chromium")
     env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home / "cache")}
