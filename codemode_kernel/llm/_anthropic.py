@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..config.models import ModelConfig
 from ._arguments import parse_arguments
-from ._client_cache import ClientCache
+from ._client_cache import ClientCache, no_idle_connections
 from ._endpoint import Endpoint
 from .types import Message, TextCallback, ToolCall, ToolDefinition, Turn, Usage
 
@@ -69,11 +69,16 @@ class AnthropicChatModel:
         return f"AnthropicChatModel(ref={self.ref!r}, model={self.model!r}, url={self.endpoint.url!r})"
 
     def _make_client(self, key: str) -> AsyncAnthropic:
-        from anthropic import NOT_GIVEN, AsyncAnthropic
+        from anthropic import NOT_GIVEN, AsyncAnthropic, DefaultAsyncHttpxClient
 
         timeout = NOT_GIVEN if self.timeout is None else self.timeout
+        http = DefaultAsyncHttpxClient(limits=no_idle_connections())
         return AsyncAnthropic(
-            api_key=key, base_url=self.endpoint.url, max_retries=self.max_retries, timeout=timeout
+            api_key=key,
+            base_url=self.endpoint.url,
+            max_retries=self.max_retries,
+            timeout=timeout,
+            http_client=http,
         )
 
     async def aclose(self) -> None:
@@ -90,9 +95,10 @@ class AnthropicChatModel:
         max_tokens: int | None = None,
     ) -> Turn:
         """Send the conversation, stream the text to ``on_text``, and return the turn (see ChatModel)."""
+        key = self.endpoint.api_key(self._env)  # before importing the SDK: a missing key fails at once
         import anthropic
 
-        client = self._clients.get(self.endpoint.api_key(self._env))
+        client = self._clients.get(key)
         answer = _Accumulator(self.model, on_text)
         try:
             stream = await client.messages.create(

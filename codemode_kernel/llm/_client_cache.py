@@ -1,8 +1,10 @@
-"""One SDK client per event loop, rebuilt when the key changes.
+"""One SDK client per event loop, rebuilt when the key changes, and no idle connections kept.
 
-An SDK client's connection pool belongs to the event loop it was first used on, and a kernel asks a
-model from more than one loop (a cell's loop, the executor's thread for ``llm()``). Building a client
-costs tens of milliseconds (TLS setup), so one is kept per loop instead of one per request.
+An SDK client's connections belong to the event loop they were opened on, and a kernel asks a model
+from more than one loop (a cell's loop, the executor's thread for ``llm()``, ``asyncio.run`` in a
+script). A connection kept alive past its loop can never be closed properly (ResourceWarnings, leaked
+sockets), so the clients keep none between requests: a new connection per request costs little next
+to a model's answer. Building a client costs tens of milliseconds (TLS setup), so one is kept per loop.
 """
 
 from __future__ import annotations
@@ -10,9 +12,19 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-__all__ = ["ClientCache"]
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["ClientCache", "no_idle_connections"]
+
+
+def no_idle_connections() -> httpx2.Limits:
+    """Connection limits for the SDKs' HTTP clients: each connection closes when its response is done."""
+    import httpx2  # the SDKs' HTTP library; imported late, like the SDKs (seconds of import time)
+
+    return httpx2.Limits(max_connections=100, max_keepalive_connections=0)
 
 
 class _Closable(Protocol):
@@ -35,8 +47,8 @@ class ClientCache(Generic[C]):
         """The client for the running loop and this key."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is None or self._loop() is not loop or self._key != key:
-            # The old client belongs to another loop (or an old key): it cannot be closed from here, and
-            # its idle connections go when it is collected.
+            # The old client belongs to another loop (or an old key). It holds no connection between
+            # requests, so dropping it leaks nothing.
             self._client = self._make(key)
             self._loop = weakref.ref(loop)
             self._key = key

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..config.models import ModelConfig
 from ._arguments import parse_arguments
-from ._client_cache import ClientCache
+from ._client_cache import ClientCache, no_idle_connections
 from ._endpoint import Endpoint
 from .types import Message, TextCallback, ToolCall, ToolDefinition, Turn, Usage
 
@@ -66,11 +66,16 @@ class OpenAIChatModel:
         return f"OpenAIChatModel(ref={self.ref!r}, model={self.model!r}, url={self.endpoint.url!r})"
 
     def _make_client(self, key: str) -> AsyncOpenAI:
-        from openai import NOT_GIVEN, AsyncOpenAI
+        from openai import NOT_GIVEN, AsyncOpenAI, DefaultAsyncHttpxClient
 
         timeout = NOT_GIVEN if self.timeout is None else self.timeout
+        http = DefaultAsyncHttpxClient(limits=no_idle_connections())
         return AsyncOpenAI(
-            api_key=key, base_url=self.endpoint.url, max_retries=self.max_retries, timeout=timeout
+            api_key=key,
+            base_url=self.endpoint.url,
+            max_retries=self.max_retries,
+            timeout=timeout,
+            http_client=http,
         )
 
     async def aclose(self) -> None:
@@ -87,9 +92,10 @@ class OpenAIChatModel:
         max_tokens: int | None = None,
     ) -> Turn:
         """Send the conversation, stream the text to ``on_text``, and return the turn (see ChatModel)."""
+        key = self.endpoint.api_key(self._env)  # before importing the SDK: a missing key fails at once
         import openai
 
-        client = self._clients.get(self.endpoint.api_key(self._env))
+        client = self._clients.get(key)
         # OpenAI's newer models refuse "max_tokens"; compatible servers mostly know only that name.
         official = self.endpoint.official
         answer = _Accumulator(self.model, on_text)

@@ -7,6 +7,7 @@ request the server recorded (what the provider really put on the wire).
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -365,3 +366,13 @@ def test_cancelling_the_task_closes_the_request(
     assert pieces == (["first "] if when == "while streaming" else [])
     (request,) = model_requests(server)
     assert request.disconnected
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_one_model_serves_several_loops_without_leaking(provider: str, server: ScriptedModelServer) -> None:
+    # The kernel asks one model from a cell's loop and from the executor's; scripts use asyncio.run.
+    server.add("one", "two", "three")
+    model = make_model(provider, server)
+    answers = [asyncio.run(model.complete([Message("user", "hi")])).text for _ in range(3)]
+    gc.collect()  # an unclosed connection would surface here as an unraisable ResourceWarning (an error)
+    assert answers == ["one", "two", "three"]
