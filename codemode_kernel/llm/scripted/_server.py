@@ -169,7 +169,7 @@ class ScriptedModelServer:
         answer = turn_like(request) if callable(turn_like) else turn_like
         return ScriptedTurn(text=answer) if isinstance(answer, str) else answer
 
-    def _changed_request(self) -> None:
+    def _notify(self) -> None:
         with self._changed:
             self._changed.notify_all()
 
@@ -236,7 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
             record.disconnected = True
             self.close_connection = True
         finally:
-            self.owner._changed_request()
+            self.owner._notify()
 
     def _answer(self, record: ScriptedRequest, number: int) -> None:
         try:
