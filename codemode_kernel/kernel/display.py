@@ -13,7 +13,7 @@ from html import escape as esc
 from typing import Any
 
 from ..executor import ExecutionResult
-from .history import CellRun
+from .history import AgentRun, CellRun
 from .render import arguments_text, call_html, code_html, error_html, status_badge, value_html
 
 __all__ = ["TRACE_MIME", "history_bundle", "result_bundle", "result_text"]
@@ -121,8 +121,11 @@ def _html(result: ExecutionResult, calls: list[dict[str, Any]], *, replayed: boo
     return "".join(parts)
 
 
-def history_bundle(runs: list[CellRun], direct_calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """The kernel's executions and direct tool calls: a deterministic text list, a foldable HTML one."""
+def history_bundle(
+    runs: list[CellRun], direct_calls: list[dict[str, Any]], agent_runs: list[AgentRun] | None = None
+) -> dict[str, Any]:
+    """The kernel's executions, direct tool calls and agent requests: a text list, a foldable HTML one."""
+    agent_runs = agent_runs or []
     lines = [
         f"codemode history: {len(runs)} execution{'s' * (len(runs) != 1)}, "
         f"{len(direct_calls)} direct tool call{'s' * (len(direct_calls) != 1)}"
@@ -156,8 +159,43 @@ def history_bundle(runs: list[CellRun], direct_calls: list[dict[str, Any]]) -> d
     if direct_calls:
         html_parts.append("<div><b>direct tool calls</b></div>")
         html_parts.extend(call_html(call) for call in direct_calls)
+    if agent_runs:
+        lines.append("agent requests:")
+        lines.extend(f"  #{run.number} {_agent_line(run)}" for run in agent_runs)
+        html_parts.append("<div><b>agent requests</b></div>")
+        html_parts.extend(_agent_html(run) for run in agent_runs)
     html_parts.append("</div>")
     return {"text/plain": "\n".join(lines), "text/html": "".join(html_parts)}
+
+
+def _agent_line(run: AgentRun) -> str:
+    result = run.result
+    request = run.request.splitlines()[0] if run.request else ""
+    request = request if len(request) <= 60 else request[:57] + "..."
+    return f"{result.status}, {result.round_trips} model requests ({run.model}): {request}"
+
+
+def _agent_html(run: AgentRun) -> str:
+    """One agent request as a transcript: each step's text, programs with their records, tool calls."""
+    steps = []
+    for step in run.result.steps:
+        body = [f"<div><b>step {step.index}</b> <small>{step.usage.input_tokens} tokens in</small></div>"]
+        if step.text:
+            body.append(f"<pre style='white-space: pre-wrap'>{esc(step.text)}</pre>")
+        for action in step.actions:
+            if action.code is not None:
+                body.append(code_html(action.code))
+            else:
+                body.append(
+                    f"<code>{esc(str(action.call.name))}({esc(arguments_text(action.call.arguments))})</code>"
+                )
+            body.append(f"<pre style='white-space: pre-wrap'>{esc(action.text)}</pre>")
+        steps.append("".join(body))
+    summary = f"#{run.number} {status_badge(run.result.status)} · {esc(_agent_line(run))}"
+    return (
+        f'<details class="codemode-agent-run"><summary>{summary}</summary>'
+        f'<div style="margin-left: 1.5em">{"".join(steps)}</div></details>'
+    )
 
 
 def _run_line(run: CellRun, *, with_status: bool = True) -> str:

@@ -6,6 +6,7 @@ import atexit
 from pathlib import Path
 from typing import Any
 
+from .agent_magic import AgentMagics
 from .magics import CodeModeMagics
 from .tools import KernelTools
 
@@ -24,6 +25,7 @@ def attach(shell: Any, *, close_at_exit: bool = True) -> KernelTools:
     shell._codemode_tools = tools
     tools.start()
     shell.register_magics(CodeModeMagics(shell, tools))
+    shell.register_magics(AgentMagics(shell, tools))
     shell.events.register("pre_run_cell", tools.before_cell)
     if close_at_exit:
         atexit.register(tools.close)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..executor import ExecutionResult
 
-__all__ = ["CellRun", "History"]
+__all__ = ["AgentRun", "CellRun", "History"]
 
 
 @dataclass(frozen=True)
@@ -27,11 +28,24 @@ class CellRun:
     replayed: bool = False
 
 
+@dataclass(frozen=True)
+class AgentRun:
+    """One ``%%agent`` request: the model, the request, and the agent's whole record (its transcript)."""
+
+    number: int
+    model: str
+    request: str
+    result: Any
+    """The AgentResult: steps with the model's text, programs, executions, tool calls, usage."""
+    finished_at: float = field(default_factory=time.time)
+
+
 class History:
     """The kernel's executions, newest last; bounded so a long session cannot grow it without end."""
 
     def __init__(self, limit: int = 500) -> None:
         self._runs: deque[CellRun] = deque(maxlen=limit)
+        self._agent_runs: deque[AgentRun] = deque(maxlen=limit)
         self._count = 0
 
     def add(
@@ -42,6 +56,17 @@ class History:
         run = CellRun(self._count, cell_id, code, result, replayed=replayed)
         self._runs.append(run)
         return run
+
+    def add_agent(self, model: str, request: str, result: Any) -> AgentRun:
+        """Record an ``%%agent`` request and its transcript."""
+        self._count += 1
+        run = AgentRun(self._count, model, request, result)
+        self._agent_runs.append(run)
+        return run
+
+    def agent_runs(self) -> list[AgentRun]:
+        """Every agent request kept, oldest first."""
+        return list(self._agent_runs)
 
     def last_for(self, cell_id: str | None, code: str) -> CellRun | None:
         """The newest execution of this cell that called servers (a replay records nothing new).

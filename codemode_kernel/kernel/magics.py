@@ -171,7 +171,7 @@ class CodeModeMagics(Magics):
         toolbox = self.tools.toolbox
         records = toolbox.hub.call_log.records() if toolbox is not None and self.tools.ready else []
         direct = [r.to_json() for r in records if r.execution_id is None]
-        display(history_bundle(runs, direct), raw=True)  # type: ignore[no-untyped-call]
+        display(history_bundle(runs, direct, self.tools.history.agent_runs()), raw=True)  # type: ignore[no-untyped-call]
 
     def _reload(self, words: list[str]) -> None:
         config: Path | None = None

@@ -17,6 +17,7 @@ from ..artifacts import ArtifactStore
 from ..config import load_config
 from ..errors import CodeModeError, ConfigError, UntrustedConfigError
 from ..executor import Executor
+from ..llm import ChatModel
 from ..toolbox import Toolbox
 from .artifacts_view import KernelArtifacts
 from .history import History
@@ -46,6 +47,7 @@ class KernelTools:
         self._executor: Executor | None = None
         self._placed: dict[str, Any] = {}
         self._own_store: ArtifactStore | None = None
+        self._llm_model: ChatModel | None = None
         self._reported = False
         self.history = History()
         self.artifacts = KernelArtifacts(self.artifact_store, shell.user_ns)
@@ -76,7 +78,7 @@ class KernelTools:
         assert self.toolbox is not None
         try:
             self.toolbox.start()
-            self._executor = Executor(self.toolbox)
+            self._executor = Executor(self.toolbox, llm=self.answer_llm)
             self._executor.warm()  # the first %%codemode then finds its worker ready
         except BaseException as exc:
             self.problem = f"the tools could not start: {exc}"
@@ -108,8 +110,28 @@ class KernelTools:
         if self.toolbox is None or (self.problem and not self.toolbox.models):
             raise ToolsUnavailable(self.problem or "no tools")
         if self._executor is None:
-            self._executor = Executor(self.toolbox)
+            self._executor = Executor(self.toolbox, llm=self.answer_llm)
         return self._executor
+
+    async def answer_llm(self, request: dict[str, Any]) -> str:
+        """A program's ``llm()``: asked with the config's first model (``%%agent --model`` picks others)."""
+        from ..errors import LLMError
+        from ..llm import Message, open_model
+
+        if self.toolbox is None:
+            raise LLMError("llm(): the config could not be loaded, so no model is known")
+        if self._llm_model is None:
+            try:
+                self._llm_model = open_model(self.toolbox.config, None)
+            except ConfigError as exc:  # no model configured: the program sees an LLMError saying so
+                raise LLMError(f"llm(): {exc}") from None
+        model = self._llm_model
+        turn = await model.complete(
+            [Message("user", str(request.get("prompt", "")))],
+            system=request.get("system"),
+            max_tokens=request.get("max_tokens"),
+        )
+        return turn.text
 
     def artifact_store(self) -> ArtifactStore:
         """The workspace's store: the executor's once the tools are up (one connection for both)."""
@@ -145,7 +167,7 @@ class KernelTools:
             self.shell.user_ns_hidden.pop(name, None)
         self._placed.clear()
         self.skipped.clear()
-        self.toolbox, self.problem, self._reported = None, None, False
+        self.toolbox, self.problem, self._reported, self._llm_model = None, None, False, None
         self._ready = threading.Event()
         self.start()
         self.wait()

@@ -1,0 +1,134 @@
+"""``%%agent``: the cell's text is a request; a model answers it by writing programs (or calling tools).
+
+One Agent per model is kept for the kernel, so a follow-up ``%%agent`` cell continues the conversation
+(``--new`` starts over). The agent runs on the hub's loop; its events are handed to this (the main)
+thread, which shows them. An interrupt cancels the model request or the program in flight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class
+
+from ..errors import AgentError, ConfigError, LLMError
+from .agent_view import AgentView
+from .tools import KernelTools
+
+__all__ = ["AgentMagics"]
+
+_USAGE = "%%agent [--model REF] [--max-steps N] [--timeout S] [--new] [--insert]"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="%%agent", add_help=False, exit_on_error=False)
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--max-steps", type=int, default=None)
+    parser.add_argument("--timeout", type=float, default=None)
+    parser.add_argument("--new", action="store_true")
+    parser.add_argument("--insert", action="store_true")
+    return parser
+
+
+@magics_class
+class AgentMagics(Magics):
+    """The ``%%agent`` magic, bound to one shell's KernelTools."""
+
+    def __init__(self, shell: Any, tools: KernelTools) -> None:
+        super().__init__(shell)
+        self.tools = tools
+        self._agents: dict[str | None, Any] = {}
+        self._widgets = getattr(shell, "kernel", None) is not None
+
+    @cell_magic
+    def agent(self, line: str, cell: str) -> None:
+        """Ask the configured model; it answers by writing Python programs that call the tools.
+
+        Usage::
+
+            %%agent [--model REF] [--max-steps N] [--timeout S] [--new] [--insert]
+            Get the weather for each city in cities.txt and tell me the warmest.
+
+        With code mode on (the config's ``codeMode``, or the model's own) the model is offered one tool,
+        ``execute_python``, whose description holds the typed stubs of the tools; each program runs in the
+        isolated executor with a live trace. With code mode off every tool is offered as an ordinary tool.
+        Each step shows the model's text, its program and the record, tokens and time; the final answer is
+        shown as Markdown. Follow-up ``%%agent`` cells continue the conversation.
+
+        --model REF      the config's ``models`` entry to use (default: the first)
+        --max-steps N    model requests allowed for this request (default 20)
+        --timeout S      seconds for the whole request (default: no limit; programs keep their own)
+        --new            start a new conversation
+        --insert         put the final program into a new %%codemode cell below, to read, edit, re-run
+        """
+        try:
+            args, unknown = _parser().parse_known_args(shlex.split(line))
+        except (argparse.ArgumentError, ValueError) as exc:
+            raise UsageError(f"{exc}\nusage: {_USAGE}") from None
+        if unknown:
+            raise UsageError(f"unknown option(s) {' '.join(unknown)}\nusage: {_USAGE}")
+        request = cell.strip()
+        if not request:
+            raise UsageError(f"%%agent: write the request in the cell, below the magic line\nusage: {_USAGE}")
+        agent = self._agent(args.model, new=args.new)
+        view = AgentView(widgets=self._widgets)
+        try:
+            result = self._run(agent, request, view, max_steps=args.max_steps, timeout=args.timeout)
+        finally:
+            view.close()
+        self.tools.history.add_agent(agent.model.ref, request, result)
+        view.show_answer(result)
+        if args.insert and result.final_code and self.shell is not None:
+            self.shell.set_next_input(f"%%codemode\n{result.final_code.strip()}\n", replace=False)
+
+    def _agent(self, ref: str | None, *, new: bool) -> Any:
+        from ..agent import Agent
+        from ..llm import open_model
+
+        executor = self.tools.executor()
+        toolbox = self.tools.toolbox
+        assert toolbox is not None
+        key = ref
+        if new or key not in self._agents:
+            try:
+                model = open_model(toolbox.config, ref)
+            except ConfigError as exc:
+                raise UsageError(f"%%agent: {exc}") from None
+            self._agents[key] = Agent(toolbox, executor, model)
+        return self._agents[key]
+
+    def _run(self, agent: Any, request: str, view: AgentView, **options: Any) -> Any:
+        """Run on the hub's loop; show each event from this thread as it comes."""
+        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        done = object()
+        loop_thread = agent.toolbox.hub.loop_thread
+        future = loop_thread.submit(agent.run(request, on_event=events.put, **options))
+        future.add_done_callback(lambda _: events.put(done))
+        try:
+            while True:
+                try:
+                    event = events.get(timeout=0.25)
+                except queue.Empty:
+                    view.tick()
+                    continue
+                if event is done:
+                    break
+                view.handle(event)
+        except BaseException:
+            future.cancel()
+            raise
+        try:
+            return future.result()
+        except (AgentError, LLMError) as exc:  # said plainly: the message names the cause and the fix
+            raise AgentCellError(f"{type(exc).__name__}: {exc}") from None
+
+
+class AgentCellError(Exception):
+    """The agent stopped: the model request failed, or an execution failed on our side (internal)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"codemode agent stopped: {self}"]

@@ -1,0 +1,171 @@
+"""What a ``%%agent`` cell shows, step by step, and its final answer as Markdown.
+
+Each step: the model's text, its program with a live trace and the record, tokens and time.
+
+Events come from the agent on the hub's thread; ``AgentView.handle`` is only called from the kernel's
+main thread (see agent_magic.py), so outputs reach the notebook in order. Model text is escaped before
+it becomes HTML or Markdown: like tool text, it must never run as markup in a trusted output.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from IPython.display import display, update_display
+
+from ..agent import (
+    AgentEvent,
+    AgentResult,
+    CodeRequested,
+    ExecutionFinished,
+    ExecutionOutput,
+    ExecutionToolCall,
+    FinalAnswer,
+    StepFinished,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequested,
+)
+from .display import result_bundle
+from .live import LiveTrace
+from .render import arguments_text, code_html
+
+__all__ = ["AgentView", "escape_markdown"]
+
+AGENT_MIME = "application/vnd.codemode.agent.v1+json"
+
+
+class AgentView:
+    """Turns agent events into cell outputs."""
+
+    def __init__(self, *, widgets: bool) -> None:
+        self._widgets = widgets
+        self._live: LiveTrace | None = None
+        self._text: dict[int, str] = {}
+        self._text_display: dict[int, str] = {}
+
+    def handle(self, event: AgentEvent) -> None:
+        """Show one event."""
+        if isinstance(event, TextDelta):
+            self._stream_text(event.step, event.text)
+        elif isinstance(event, CodeRequested):
+            self._show_code(event)
+        elif isinstance(event, ExecutionToolCall):
+            if self._live is not None:
+                self._live.call(event.record)
+        elif isinstance(event, ExecutionOutput):
+            print(event.text, end="", flush=True)
+        elif isinstance(event, ExecutionFinished):
+            self._close_live()
+            data, metadata = result_bundle(event.result)
+            display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
+        elif isinstance(event, ToolCallRequested):
+            call = f"{event.name}({arguments_text(event.arguments)})"
+            display(
+                {"text/plain": f"tool call: {call}", "text/html": f"<code>{html.escape(call)}</code>"},
+                raw=True,
+            )  # type: ignore[no-untyped-call]
+        elif isinstance(event, ToolCallFinished):
+            status = "error" if event.is_error else "ok"
+            text = event.text if len(event.text) <= 600 else event.text[:600] + "…"
+            display(
+                {
+                    "text/plain": f"-> {status}: {text}",
+                    "text/html": f"<pre>-> {status}: {html.escape(text)}</pre>",
+                },
+                raw=True,
+            )  # type: ignore[no-untyped-call]
+        elif isinstance(event, StepFinished):
+            self._show_step(event)
+        elif isinstance(event, FinalAnswer):
+            self._close_live()
+
+    def tick(self) -> None:
+        """Refresh the live trace's clock (called while waiting for events)."""
+        if self._live is not None:
+            self._live.tick()
+
+    def close(self) -> None:
+        """Remove a live view left open (an interrupt)."""
+        self._close_live()
+
+    def show_answer(self, result: AgentResult) -> None:
+        """The final answer (Markdown, escaped) and a summary of the run, once."""
+        usage = result.usage
+        summary = (
+            f"agent: {result.status}, {result.round_trips} model request{'s' * (result.round_trips != 1)}, "
+            f"{len(result.executions)} program{'s' * (len(result.executions) != 1)}, "
+            f"{usage.input_tokens} tokens in, {usage.output_tokens} out"
+        )
+        answer = result.answer.strip() or "(no answer)"
+        display(  # type: ignore[no-untyped-call]
+            {
+                "text/markdown": escape_markdown(answer),
+                "text/plain": answer,
+                AGENT_MIME: {
+                    "status": result.status,
+                    "code_mode": result.code_mode,
+                    "round_trips": result.round_trips,
+                    "answer": result.answer,
+                },
+            },
+            raw=True,
+            metadata={AGENT_MIME: {"duration_ms": result.duration_ms}},
+        )
+        display({"text/plain": summary, "text/html": f"<small>{html.escape(summary)}</small>"}, raw=True)  # type: ignore[no-untyped-call]
+
+    # -- parts --------------------------------------------------------------------------------------
+
+    def _stream_text(self, step: int, delta: str) -> None:
+        text = self._text.get(step, "") + delta
+        self._text[step] = text
+        bundle = {"text/markdown": escape_markdown(text), "text/plain": text}
+        display_id = self._text_display.get(step)
+        if display_id is None:
+            handle = display(bundle, raw=True, display_id=True)  # type: ignore[no-untyped-call]
+            self._text_display[step] = handle.display_id
+        else:
+            update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+
+    def _show_code(self, event: CodeRequested) -> None:
+        display(  # type: ignore[no-untyped-call]
+            {
+                "text/plain": f"step {event.step}: execute_python\n{event.code}",
+                "text/html": f"<div><b>step {event.step}</b>: <code>execute_python</code></div>"
+                + code_html(event.code),
+            },
+            raw=True,
+        )
+        if self._widgets:
+            self._live = LiveTrace(event.code, timeout=event.timeout)
+            self._live.show()
+
+    def _show_step(self, event: StepFinished) -> None:
+        usage = event.usage
+        text = (
+            f"step {event.step}: {usage.input_tokens} tokens in, {usage.output_tokens} out; "
+            f"model {event.model_ms / 1000:.2f} s, tools {event.execution_ms / 1000:.2f} s"
+        )
+        display({"text/plain": text, "text/html": f"<small>{html.escape(text)}</small>"}, raw=True)  # type: ignore[no-untyped-call]
+
+    def _close_live(self) -> None:
+        if self._live is not None:
+            self._live.close()
+            self._live = None
+
+
+def escape_markdown(text: str) -> str:
+    """Model text as Markdown that cannot carry markup: outside code, ``<`` and ``&`` become entities.
+
+    Markdown formatting (emphasis, lists, tables, code) still renders; raw HTML in the text does not.
+    Code spans and fenced blocks are left as they are: Markdown shows them literally anyway.
+    """
+    parts = _CODE.split(text)
+    return "".join(
+        part if index % 2 else part.replace("&", "&amp;").replace("<", "&lt;")
+        for index, part in enumerate(parts)
+    )
+
+
+_CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.DOTALL)

@@ -1,0 +1,135 @@
+"""%%agent in a real kernel, against the scripted OpenAI-compatible server (the real openai client)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kernel_session import Kernel, start_kernel
+
+from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
+
+PROGRAM = (
+    'cities = read_file(path="cities.txt").splitlines()\n'
+    'temps = {c: get_weather(city=c, unit="celsius").temperature for c in cities}\n'
+    "warmest = max(temps, key=temps.get)\n"
+    'print(f"{len(temps)} cities; warmest {warmest} at {temps[warmest]}")'
+)
+ANSWER = "The warmest city is **Miami**. <img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as scripted:
+        yield scripted
+
+
+@pytest.fixture(scope="module")
+def agent_kernel(
+    jupyter_path: Path, server: ScriptedModelServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Kernel]:
+    """A kernel whose config (named by CODEMODE_CONFIG) has the demo servers and the scripted model."""
+    notebook = tmp_path_factory.mktemp("agent-notebook")
+    (notebook / "cities.txt").write_text("Oslo\nLima\nMiami\n")
+    demo = {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
+    workspace = {
+        "command": sys.executable,
+        "args": ["-m", "codemode_kernel.servers.workspace", "--root", str(notebook)],
+    }
+    config = {
+        "mcpServers": {"weather": demo, "workspace": workspace},
+        "workspace": str(notebook),
+        "defaults": {"codeMode": {"enabled": True}},
+        "models": [
+            {"ref": "scripted", "provider": "openai", "model": "scripted", "baseUrl": server.base_url}
+        ],
+    }
+    (notebook / "agent.json").write_text(json.dumps(config))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("CODEMODE_CONFIG", str(notebook / "agent.json"))
+        k = start_kernel(jupyter_path, notebook, monkeypatch)
+    try:
+        yield k
+    finally:
+        k.client.stop_channels()
+        k.manager.shutdown_kernel(now=False)
+
+
+def _tool_messages(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_one_program_does_the_work_and_the_model_sees_only_its_output(
+    agent_kernel: Kernel, server: ScriptedModelServer
+) -> None:
+    start = len(server.requests)
+    server.add(
+        ScriptedTurn(
+            text="I'll write a program.", tool_calls=[ScriptedToolCall("execute_python", {"code": PROGRAM})]
+        ),
+        ScriptedTurn(text=ANSWER),
+    )
+    reply = agent_kernel.run(
+        "%%agent --insert\nGet the weather for each city in cities.txt; which is warmest?"
+    )
+    assert reply.status == "ok", reply.content
+    texts = reply.data()
+    assert any(t.startswith("step 1: execute_python\ncities = read_file") for t in texts)
+    assert "codemode: ok, 4 tool calls" in texts  # read_file + 3 get_weather, inside the one program
+    assert reply.stream() == "3 cities; warmest Miami at 24.4\n"
+    assert texts[-2] == ANSWER  # the answer as text, then the summary
+    assert texts[-1].startswith("agent: answered, 2 model requests, 1 program")
+    markdown = reply.data("text/markdown")[-1]
+    assert "**Miami**" in markdown and "<img" not in markdown and "&lt;img src=x" in markdown
+    # --insert: the final program comes back as a new %%codemode cell below.
+    (payload,) = [p for p in reply.content["payload"] if p["source"] == "set_next_input"]
+    assert payload["text"].startswith("%%codemode\ncities = read_file") and payload["replace"] is False
+
+    first, second = (r.body for r in server.requests[start:])
+    (tool,) = first["tools"]
+    assert tool["function"]["name"] == "execute_python"
+    assert "def get_weather(city: str, unit: Literal[" in tool["function"]["description"]
+    assert _tool_messages(second) == [_tool_messages(second)[0]]
+    assert "3 cities; warmest Miami at 24.4" in _tool_messages(second)[0]
+    assert '"conditions"' not in _tool_messages(second)[0]  # the raw tool results never reach the model
+
+
+def test_a_follow_up_continues_the_conversation_until_new(
+    agent_kernel: Kernel, server: ScriptedModelServer
+) -> None:
+    server.add("It was 24.4 °C.", "Hello again.")
+    start = len(server.requests)
+    assert agent_kernel.run("%%agent\nHow warm was it there?").status == "ok"
+    assert agent_kernel.run("%%agent --new\nHello?").status == "ok"
+    follow_up, fresh = (r.body for r in server.requests[start:])
+    users = [m["content"] for m in follow_up["messages"] if m["role"] == "user"]
+    assert users[-1] == "How warm was it there?" and len(users) >= 2  # the earlier request is still there
+    fresh_messages = [m for m in fresh["messages"] if m["role"] != "system"]
+    assert fresh_messages == [{"role": "user", "content": "Hello?"}]
+    history = agent_kernel.run("%codemode history").data()[0]
+    assert "agent requests:" in history and "How warm was it there?" in history
+
+
+def test_llm_inside_a_program_reaches_the_configured_model(
+    agent_kernel: Kernel, server: ScriptedModelServer
+) -> None:
+    server.add("SUNNY AND WARM")
+    start = len(server.requests)
+    reply = agent_kernel.run('%%codemode\nllm("Describe Miami weather in three words", system="terse")')
+    assert reply.data()[0] == "codemode: ok, 1 tool call\nvalue: 'SUNNY AND WARM'"
+    (asked,) = (r.body for r in server.requests[start:])
+    assert asked["messages"][-1] == {"role": "user", "content": "Describe Miami weather in three words"}
+    assert "terse" in json.dumps(asked["messages"][0])
+
+
+def test_a_failing_endpoint_fails_the_cell_with_the_reason(
+    agent_kernel: Kernel, server: ScriptedModelServer
+) -> None:
+    server.add(ScriptedTurn(status=404, error="model not found"))
+    reply = agent_kernel.run("%%agent --new\nAnything")
+    assert reply.status == "error"
+    assert "LLMModelNotFoundError" in reply.content["evalue"] and "scripted" in reply.content["evalue"]
