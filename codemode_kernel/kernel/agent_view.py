@@ -49,8 +49,13 @@ class AgentView:
         """Show one event."""
         if isinstance(event, TextDelta):
             self._stream_text(event.step, event.text)
-        elif isinstance(event, CodeRequested):
-            self._show_code(event)
+        elif isinstance(event, CodeRequested | ToolCallRequested):
+            self._end_text(event.step, keep=True)  # the text that came with the call, before it
+            if isinstance(event, CodeRequested):
+                self._show_code(event)
+            else:
+                call = f"{event.name}({arguments_text(event.arguments)})"
+                _show(f"tool call: {call}", f"<code>{html.escape(call)}</code>")
         elif isinstance(event, ExecutionToolCall):
             if self._live is not None:
                 self._live.call(event.record)
@@ -60,23 +65,12 @@ class AgentView:
             self._close_live()
             data, metadata = result_bundle(event.result)
             display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
-        elif isinstance(event, ToolCallRequested):
-            call = f"{event.name}({arguments_text(event.arguments)})"
-            display(
-                {"text/plain": f"tool call: {call}", "text/html": f"<code>{html.escape(call)}</code>"},
-                raw=True,
-            )  # type: ignore[no-untyped-call]
         elif isinstance(event, ToolCallFinished):
             status = "error" if event.is_error else "ok"
             text = event.text if len(event.text) <= 600 else event.text[:600] + "…"
-            display(
-                {
-                    "text/plain": f"-> {status}: {text}",
-                    "text/html": f"<pre>-> {status}: {html.escape(text)}</pre>",
-                },
-                raw=True,
-            )  # type: ignore[no-untyped-call]
+            _show(f"-> {status}: {text}", f"<pre>-> {status}: {html.escape(text)}</pre>")
         elif isinstance(event, StepFinished):
+            self._end_text(event.step, keep=False)  # a step without calls: its text is the answer
             self._show_step(event)
         elif isinstance(event, FinalAnswer):
             self._close_live()
@@ -118,15 +112,28 @@ class AgentView:
     # -- parts --------------------------------------------------------------------------------------
 
     def _stream_text(self, step: int, delta: str) -> None:
+        """Show the text as it streams, in a display that starts and ends empty.
+
+        The text is shown once for good when its step ends (or as the answer): a stored notebook then
+        holds it once, and nbval, which compares a display as first sent, sees the same on every run.
+        """
         text = self._text.get(step, "") + delta
         self._text[step] = text
-        bundle = {"text/markdown": escape_markdown(text), "text/plain": text}
         display_id = self._text_display.get(step)
         if display_id is None:
-            handle = display(bundle, raw=True, display_id=True)  # type: ignore[no-untyped-call]
-            self._text_display[step] = handle.display_id
-        else:
-            update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+            handle = display({"text/plain": ""}, raw=True, display_id=True)  # type: ignore[no-untyped-call]
+            display_id = self._text_display[step] = handle.display_id
+        bundle = {"text/markdown": escape_markdown(text), "text/plain": text}
+        update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+
+    def _end_text(self, step: int, *, keep: bool) -> None:
+        """Empty the streaming display; show the step's text once (unless it is the answer, shown last)."""
+        display_id = self._text_display.pop(step, None)
+        if display_id is not None:
+            update_display({"text/plain": ""}, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+        text = self._text.pop(step, "").strip()
+        if keep and text:
+            display({"text/markdown": escape_markdown(text), "text/plain": text}, raw=True)  # type: ignore[no-untyped-call]
 
     def _show_code(self, event: CodeRequested) -> None:
         display(  # type: ignore[no-untyped-call]
@@ -153,6 +160,10 @@ class AgentView:
         if self._live is not None:
             self._live.close()
             self._live = None
+
+
+def _show(text: str, html_text: str) -> None:
+    display({"text/plain": text, "text/html": html_text}, raw=True)  # type: ignore[no-untyped-call]
 
 
 def escape_markdown(text: str) -> str:

@@ -20,6 +20,7 @@ def test_notebook_matches_its_stored_outputs(notebook: Path, jupyter_path: Path,
     shutil.copy(notebook, copy)
     env = {**os.environ, "JUPYTER_PATH": str(jupyter_path)}
     command = [sys.executable, "-m", "pytest", "--nbval", str(copy), "-q", "-p", "no:cacheprovider"]
+    command += ["--nbval-sanitize-with", str(Path(__file__).with_name("nbval_sanitize.cfg"))]
     command += ["--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
