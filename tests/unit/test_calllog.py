@@ -41,7 +41,9 @@ def test_large_results_become_artifacts_with_a_preview(tmp_path: Path) -> None:
     assert log.full_result(done) == big
     artifact = ArtifactStore(tmp_path / "artifacts.db").get(done.artifact_id)
     assert (artifact.name, artifact.type, artifact.execution_id) == ("t result", "application/json", "e1")
-    assert artifact.description == "the whole result of a s/t call"  # no call id: records read the same every run
+    assert (
+        artifact.description == "the whole result of a s/t call"
+    )  # no call id: records read the same every run
     assert not (tmp_path / "results").exists()
 
 
