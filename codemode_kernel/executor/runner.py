@@ -25,7 +25,7 @@ from typing import Any
 from ..artifacts import ArtifactStore
 from ..calllog import CallRecord
 from ..config import CodeModeSettings, resolve_code_mode
-from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMError
+from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMError, UnknownToolError
 from ..toolbox import Toolbox
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .protocol import ProtocolError, encode_frame, read_frame_async
@@ -545,6 +545,17 @@ class Executor:
             return
         if (server, tool) == (LLM_SERVER, LLM_TOOL):
             await self._llm_call(state, call_id, arguments)
+            return
+        if self.settings.is_excluded(server, tool):
+            # The namespace may still hold the function (it is built for the config's defaults, and a
+            # model's own codeMode can exclude more): the rule is enforced here, where calls are made.
+            refused = UnknownToolError(
+                f"{tool} is excluded from code mode here (excludedTools in the codeMode settings): programs "
+                f"cannot call it; the agent offers it to the model as an ordinary tool"
+            )
+            state.reply(
+                {"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(refused, tool)}
+            )
             return
         try:
             result = await hub.acall(server, tool, arguments, execution_id=state.execution_id)

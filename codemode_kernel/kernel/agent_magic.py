@@ -87,17 +87,21 @@ class AgentMagics(Magics):
 
     def _agent(self, ref: str | None, *, new: bool) -> Any:
         from ..agent import Agent
+        from ..config import resolve_code_mode
         from ..llm import open_model
 
         executor = self.tools.executor()
         toolbox = self.tools.toolbox
         assert toolbox is not None
         key = ref
-        if new or key not in self._agents:
+        if new or key not in self._agents or self._agents[key].toolbox is not toolbox:  # reloaded
             try:
                 model = open_model(toolbox.config, ref)
             except ConfigError as exc:
                 raise UsageError(f"%%agent: {exc}") from None
+            if toolbox.config.get_model(model.ref).code_mode is not None:
+                # The model's own codeMode replaces the defaults: its programs run under those rules.
+                executor = self.tools.executor_for(model.ref, resolve_code_mode(toolbox.config, model.ref))
             self._agents[key] = Agent(toolbox, executor, model)
         return self._agents[key]
 

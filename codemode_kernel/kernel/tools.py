@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import ArtifactStore
-from ..config import load_config
+from ..config import CodeModeSettings, load_config
 from ..errors import CodeModeError, ConfigError, UntrustedConfigError
 from ..executor import Executor
 from ..llm import ChatModel
@@ -48,6 +48,7 @@ class KernelTools:
         self._placed: dict[str, Any] = {}
         self._own_store: ArtifactStore | None = None
         self._llm_model: ChatModel | None = None
+        self._model_executors: dict[str, Executor] = {}
         self._reported = False
         self.history = History()
         self.artifacts = KernelArtifacts(self.artifact_store, shell.user_ns)
@@ -142,8 +143,19 @@ class KernelTools:
             self._own_store = ArtifactStore.for_workspace(workspace)
         return self._own_store
 
+    def executor_for(self, ref: str, settings: CodeModeSettings) -> Executor:
+        """An Executor with a model's own codeMode settings (made once per model ref)."""
+        self.executor()  # the tools must be ready
+        assert self.toolbox is not None
+        if ref not in self._model_executors:
+            self._model_executors[ref] = Executor(self.toolbox, settings=settings, llm=self.answer_llm)
+        return self._model_executors[ref]
+
     def close(self) -> None:
         """Stop the executor's processes and disconnect the servers."""
+        for executor in self._model_executors.values():
+            executor.close()
+        self._model_executors.clear()
         if self._executor is not None:
             self._executor.close()
             self._executor = None

@@ -341,3 +341,17 @@ def test_closing_while_the_worker_process_starts_leaves_nothing_behind(
         executor.close()  # ... and a reload right after
     gc.collect()
     assert "Task was destroyed but it is pending" not in caplog.text
+
+
+def test_a_tool_excluded_by_the_settings_is_refused_even_if_its_function_exists(workspace: Path) -> None:
+    from codemode_kernel.config import CodeModeSettings
+
+    settings = CodeModeSettings(enabled=True, excluded_tools=["weather/get_city"])
+    with Toolbox(load_config(workspace / "codemode.json")) as tb, Executor(tb, settings=settings) as ex:
+        # A model's own codeMode can exclude a tool the config's defaults left in the namespace.
+        result = ex.run("x = 1\nget_city()")
+        assert result.status == "error" and result.error is not None
+        assert (result.error["type"], result.error["line"]) == ("UnknownToolError", 2)
+        assert "excluded from code mode" in result.error["message"]
+        assert not [r for r in tb.hub.call_log.records() if r.tool == "get_city"]  # never sent
+        assert ex.run('get_weather(city="Oslo", unit="celsius").temperature').status == "ok"

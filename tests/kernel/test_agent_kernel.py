@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,26 @@ def test_a_failing_endpoint_fails_the_cell_with_the_reason(
     reply = agent_kernel.run("%%agent --new\nAnything")
     assert reply.status == "error"
     assert "LLMModelNotFoundError" in reply.content["evalue"] and "scripted" in reply.content["evalue"]
+
+
+def test_an_interrupt_cancels_the_model_request_in_flight(
+    agent_kernel: Kernel, server: ScriptedModelServer
+) -> None:
+    server.add(ScriptedTurn(text="never sent", delay=60), "Still here.")
+    msg_id = agent_kernel.client.execute("%%agent --new\nThis will take a while")
+    deadline = time.monotonic() + 30
+    while not server.requests or server.requests[-1].body.get("messages", [{}])[-1].get("content") != (
+        "This will take a while"
+    ):
+        assert time.monotonic() < deadline, "the model request never arrived"
+        time.sleep(0.1)
+    agent_kernel.manager.interrupt_kernel()
+    interrupted = time.monotonic()
+    while True:
+        reply = agent_kernel.client.get_shell_msg(timeout=30)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            break
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    assert time.monotonic() - interrupted < 5
+    assert server.wait_disconnected(timeout=10), "the model request was not cancelled at the server"
+    assert agent_kernel.run("%%agent\nAre you there?").data()[-2] == "Still here."
