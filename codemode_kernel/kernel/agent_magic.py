@@ -76,9 +76,11 @@ class AgentMagics(Magics):
             raise UsageError(f"%%agent: write the request in the cell, below the magic line\nusage: {_USAGE}")
         agent = self._agent(args.model, new=args.new)
         view = AgentView(widgets=self._widgets)
+        self.tools.agent_model = agent.model
         try:
             result = self._run(agent, request, view, max_steps=args.max_steps, timeout=args.timeout)
         finally:
+            self.tools.agent_model = None
             view.close()
         self.tools.history.add_agent(agent.model.ref, request, result)
         view.show_answer(result)

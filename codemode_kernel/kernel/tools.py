@@ -49,6 +49,8 @@ class KernelTools:
         self._own_store: ArtifactStore | None = None
         self._llm_model: ChatModel | None = None
         self._model_executors: dict[str, Executor] = {}
+        self.agent_model: ChatModel | None = None
+        """The model of the ``%%agent`` request running now: its programs' ``llm()`` asks it too."""
         self._reported = False
         self.history = History()
         self.artifacts = KernelArtifacts(self.artifact_store, shell.user_ns)
@@ -115,18 +117,18 @@ class KernelTools:
         return self._executor
 
     async def answer_llm(self, request: dict[str, Any]) -> str:
-        """A program's ``llm()``: asked with the config's first model (``%%agent --model`` picks others)."""
+        """A program's ``llm()``: asked with the agent's model while ``%%agent`` runs, else the first one."""
         from ..errors import LLMError
         from ..llm import Message, open_model
 
         if self.toolbox is None:
             raise LLMError("llm(): the config could not be loaded, so no model is known")
-        if self._llm_model is None:
+        model = self.agent_model or self._llm_model
+        if model is None:
             try:
-                self._llm_model = open_model(self.toolbox.config, None)
+                model = self._llm_model = open_model(self.toolbox.config, None)
             except ConfigError as exc:  # no model configured: the program sees an LLMError saying so
                 raise LLMError(f"llm(): {exc}") from None
-        model = self._llm_model
         turn = await model.complete(
             [Message("user", str(request.get("prompt", "")))],
             system=request.get("system"),

@@ -30,8 +30,17 @@ def server() -> Iterator[ScriptedModelServer]:
 
 
 @pytest.fixture(scope="module")
+def other_server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as scripted:
+        yield scripted
+
+
+@pytest.fixture(scope="module")
 def agent_kernel(
-    jupyter_path: Path, server: ScriptedModelServer, tmp_path_factory: pytest.TempPathFactory
+    jupyter_path: Path,
+    server: ScriptedModelServer,
+    other_server: ScriptedModelServer,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Kernel]:
     """A kernel whose config (named by CODEMODE_CONFIG) has the demo servers and the scripted model."""
     notebook = tmp_path_factory.mktemp("agent-notebook")
@@ -46,7 +55,8 @@ def agent_kernel(
         "workspace": str(notebook),
         "defaults": {"codeMode": {"enabled": True}},
         "models": [
-            {"ref": "scripted", "provider": "openai", "model": "scripted", "baseUrl": server.base_url}
+            {"ref": "scripted", "provider": "openai", "model": "scripted", "baseUrl": server.base_url},
+            {"ref": "other", "provider": "openai", "model": "scripted", "baseUrl": other_server.base_url},
         ],
     }
     (notebook / "agent.json").write_text(json.dumps(config))
@@ -157,3 +167,21 @@ def test_an_interrupt_cancels_the_model_request_in_flight(
     assert time.monotonic() - interrupted < 5
     assert server.wait_disconnected(timeout=10), "the model request was not cancelled at the server"
     assert agent_kernel.run("%%agent\nAre you there?").data()[-2] == "Still here."
+
+
+def test_llm_in_an_agents_program_asks_that_agents_model(
+    agent_kernel: Kernel, server: ScriptedModelServer, other_server: ScriptedModelServer
+) -> None:
+    program = 'print(llm("Name a warm city"))'
+    other_server.add(
+        ScriptedTurn(tool_calls=[ScriptedToolCall("execute_python", {"code": program})]),
+        "Lima",  # the program's llm() question
+        "The model said Lima.",
+    )
+    before = len(server.requests)
+    reply = agent_kernel.run("%%agent --model other --new\nAsk for a warm city")
+    assert reply.status == "ok", reply.content
+    assert reply.stream() == "Lima\n"
+    asked = [r.body["messages"][-1]["content"] for r in other_server.requests]
+    assert "Name a warm city" in asked
+    assert len(server.requests) == before  # the first model was never asked
