@@ -10,10 +10,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..config.models import ModelConfig
 from ._arguments import parse_arguments
-from ._client_cache import ClientCache, no_idle_connections
-from ._endpoint import Endpoint
+from ._client_cache import no_idle_connections
+from ._sdk_model import SdkChatModel
 from .types import Message, TextCallback, ToolCall, ToolDefinition, Turn, Usage
 
 if TYPE_CHECKING:
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["AnthropicChatModel"]
 
 
-class AnthropicChatModel:
+class AnthropicChatModel(SdkChatModel["AsyncAnthropic"]):
     """A ChatModel that calls ``POST {base_url}/v1/messages`` with the ``anthropic`` client.
 
     ``max_retries``, ``timeout`` and ``env`` work as for OpenAIChatModel. The Messages API needs a
@@ -43,30 +42,18 @@ class AnthropicChatModel:
         default_max_tokens: int = 4096,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.model = model
-        self.ref = ref or model
         # The SDK adds /v1/messages itself; a base URL copied from an OpenAI-style entry ends in /v1.
         url = base_url.rstrip("/").removesuffix("/v1") if base_url else None
-        self.endpoint = Endpoint("anthropic", self.ref, model, url, api_key_env)
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self.default_max_tokens = default_max_tokens
-        self._env = env
-        self._clients: ClientCache[AsyncAnthropic] = ClientCache(self._make_client)
-
-    @classmethod
-    def from_config(cls, entry: ModelConfig, **options: Any) -> AnthropicChatModel:
-        """The model of a config ``models`` entry (the ref stands in for a missing model name)."""
-        return cls(
-            entry.model or entry.ref,
-            ref=entry.ref,
-            base_url=entry.base_url,
-            api_key_env=entry.api_key_env,
-            **options,
+        super().__init__(
+            model,
+            ref=ref,
+            url=url,
+            api_key_env=api_key_env,
+            max_retries=max_retries,
+            timeout=timeout,
+            env=env,
         )
-
-    def __repr__(self) -> str:
-        return f"AnthropicChatModel(ref={self.ref!r}, model={self.model!r}, url={self.endpoint.url!r})"
+        self.default_max_tokens = default_max_tokens
 
     def _make_client(self, key: str) -> AsyncAnthropic:
         from anthropic import NOT_GIVEN, AsyncAnthropic, DefaultAsyncHttpxClient
@@ -80,10 +67,6 @@ class AnthropicChatModel:
             timeout=timeout,
             http_client=http,
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of this loop's client."""
-        await self._clients.aclose()
 
     async def complete(
         self,

@@ -10,10 +10,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..config.models import ModelConfig
 from ._arguments import parse_arguments
-from ._client_cache import ClientCache, no_idle_connections
-from ._endpoint import Endpoint
+from ._client_cache import no_idle_connections
+from ._sdk_model import SdkChatModel
 from .types import Message, TextCallback, ToolCall, ToolDefinition, Turn, Usage
 
 if TYPE_CHECKING:
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIChatModel"]
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(SdkChatModel["AsyncOpenAI"]):
     """A ChatModel that calls ``POST {base_url}/chat/completions`` with the ``openai`` client.
 
     ``max_retries`` retries 429, 5xx and dropped connections with the SDK's backoff (or the server's
@@ -43,27 +42,15 @@ class OpenAIChatModel:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.model = model
-        self.ref = ref or model
-        self.endpoint = Endpoint("openai", self.ref, model, base_url, api_key_env)
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self._env = env
-        self._clients: ClientCache[AsyncOpenAI] = ClientCache(self._make_client)
-
-    @classmethod
-    def from_config(cls, entry: ModelConfig, **options: Any) -> OpenAIChatModel:
-        """The model of a config ``models`` entry (the ref stands in for a missing model name)."""
-        return cls(
-            entry.model or entry.ref,
-            ref=entry.ref,
-            base_url=entry.base_url,
-            api_key_env=entry.api_key_env,
-            **options,
+        super().__init__(
+            model,
+            ref=ref,
+            url=base_url,
+            api_key_env=api_key_env,
+            max_retries=max_retries,
+            timeout=timeout,
+            env=env,
         )
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel(ref={self.ref!r}, model={self.model!r}, url={self.endpoint.url!r})"
 
     def _make_client(self, key: str) -> AsyncOpenAI:
         from openai import NOT_GIVEN, AsyncOpenAI, DefaultAsyncHttpxClient
@@ -77,10 +64,6 @@ class OpenAIChatModel:
             timeout=timeout,
             http_client=http,
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of this loop's client."""
-        await self._clients.aclose()
 
     async def complete(
         self,
