@@ -8,7 +8,6 @@ thread, which shows them. An interrupt cancels the model request or the program 
 from __future__ import annotations
 
 import argparse
-import queue
 import shlex
 from typing import Any
 
@@ -17,6 +16,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 
 from ..errors import AgentError, ConfigError, LLMError
 from .agent_view import AgentView
+from .pump import run_reporting
 from .tools import KernelTools
 
 __all__ = ["AgentMagics"]
@@ -109,26 +109,10 @@ class AgentMagics(Magics):
 
     def _run(self, agent: Any, request: str, view: AgentView, **options: Any) -> Any:
         """Run on the hub's loop; show each event from this thread as it comes."""
-        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        done = object()
         loop_thread = agent.toolbox.hub.loop_thread
-        future = loop_thread.submit(agent.run(request, on_event=events.put, **options))
-        future.add_done_callback(lambda _: events.put(done))
+        start = lambda report: agent.run(request, on_event=report, **options)  # noqa: E731
         try:
-            while True:
-                try:
-                    event = events.get(timeout=0.25)
-                except queue.Empty:
-                    view.tick()
-                    continue
-                if event is done:
-                    break
-                view.handle(event)
-        except BaseException:
-            future.cancel()
-            raise
-        try:
-            return future.result()
+            return run_reporting(loop_thread, start, view.handle, view.tick)
         except (AgentError, LLMError) as exc:  # said plainly: the message names the cause and the fix
             raise AgentCellError(f"{type(exc).__name__}: {exc}") from None
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import queue
 import shlex
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +13,13 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
+from ..calllog import CallRecord
 from ..executor import ExecutionResult
 from ..executor.values import decode_value
 from ..typegen import render_signature
 from .display import history_bundle, result_bundle
 from .live import LiveTrace
+from .pump import run_reporting
 from .tools import KernelTools
 
 __all__ = ["CodeModeCellError", "CodeModeMagics"]
@@ -188,48 +190,27 @@ class CodeModeMagics(Magics):
 
 
 def _run_streaming(executor: Any, code: str, live: LiveTrace | None, **options: Any) -> ExecutionResult:
-    """Run on the hub's loop; print the program's output and update the live view from this thread.
+    """Run the program; print its output and update the live view from this thread as they come."""
 
-    The loop thread only queues events: every widget update and print happens here, the kernel's main
-    thread, so they reach the notebook in order. An interrupt (KeyboardInterrupt here) cancels the run
-    on the loop, which stops the worker.
-    """
-    events: queue.SimpleQueue[tuple[str, Any, Any] | None] = queue.SimpleQueue()
-    loop_thread = executor.toolbox.hub.loop_thread
-    future = loop_thread.submit(
-        executor.arun(
-            code,
-            on_output=lambda stream, text: events.put(("output", stream, text)),
-            on_call=lambda record: events.put(("call", record, None)) if live else None,
-            **options,
-        )
-    )
-    future.add_done_callback(lambda _: events.put(None))
+    def start(report: Callable[[Any], None]) -> Coroutine[Any, Any, ExecutionResult]:
+        on_call = report if live is not None else None
+        on_output = lambda stream, text: report((stream, text))  # noqa: E731
+        return executor.arun(code, on_output=on_output, on_call=on_call, **options)  # type: ignore[no-any-return]
+
+    def handle(event: Any) -> None:
+        if isinstance(event, CallRecord):
+            assert live is not None
+            live.call(event)
+        else:
+            stream, text = event
+            out = sys.stdout if stream == "stdout" else sys.stderr
+            out.write(text)
+            out.flush()
+
     if live is not None:
         live.show()
-    try:
-        while True:
-            try:
-                event = events.get(timeout=0.25)
-            except queue.Empty:
-                if live is not None:
-                    live.tick()
-                continue
-            if event is None:
-                break
-            kind, first, second = event
-            if kind == "call":
-                assert live is not None
-                live.call(first)
-            else:
-                stream = sys.stdout if first == "stdout" else sys.stderr
-                stream.write(second)
-                stream.flush()
-    except BaseException:
-        future.cancel()
-        raise
-    result: ExecutionResult = future.result()
-    return result
+    loop_thread = executor.toolbox.hub.loop_thread
+    return run_reporting(loop_thread, start, handle, live.tick if live is not None else lambda: None)
 
 
 def status_text(tools: KernelTools) -> str:
