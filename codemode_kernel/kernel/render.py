@@ -103,7 +103,7 @@ def arguments_text(arguments: Any) -> str:
 
 def result_html(result: Mapping[str, Any]) -> str:
     """An MCP CallToolResult (wire form): structured content as a tree or table, then each content item."""
-    if "preview" in result and len(result) == 1:  # spilled or stored elsewhere: only a preview is kept
+    if "preview" in result and "content" not in result:  # kept whole as an artifact: a preview is left
         return f"<pre style='{_MONO}'>{esc(_clip(str(result['preview'])))}</pre>"
     parts = []
     structured = result.get("structuredContent")

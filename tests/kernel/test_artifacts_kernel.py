@@ -82,6 +82,7 @@ def test_a_large_tool_result_is_stored_whole_and_shown_as_a_preview(kernel: Kern
     assert reply.data()[0].startswith("codemode: ok, 1 tool call\nvalue: 200000")  # the program got it all
     html = reply.data("text/html")[0]
     assert "the whole result is stored as an artifact" in html and len(html) < 20_000
+    assert "x" * 500 in html and "empty result" not in html  # the record shows the preview
     call = reply.data(TRACE_MIME)[0]["tool_calls"][0]
     assert "artifact_id" not in call  # in the metadata: ids change from run to run
     whole = kernel.run(
