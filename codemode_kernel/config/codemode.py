@@ -1,11 +1,13 @@
-"""Which code-mode settings apply for a model: the Go design's override-not-merge rule.
+"""Which code-mode settings apply for a model: the Go design's override-not-merge rule, on by default.
 
 1. the model's own ``codeMode``, used entirely;
 2. otherwise ``defaults.codeMode``;
-3. otherwise code mode is off.
+3. otherwise code mode is on, with the default settings.
 
-Lists are never merged: a model that excludes ``[c]`` excludes only ``c``, whatever the defaults exclude, so
-each model's settings can be read in one place.
+Rule 3 deliberately differs from the Go design (where "neither" means off): code mode is what this project
+is for, so a config must say ``"enabled": false`` to get classic tool calling. Lists are never merged: a
+model that excludes ``[c]`` excludes only ``c``, whatever the defaults exclude, so each model's settings can
+be read in one place.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from .models import CodeModeSettings, Config
 
 __all__ = ["resolve_code_mode"]
 
-_DISABLED = CodeModeSettings(enabled=False)
+_DEFAULT = CodeModeSettings()
 
 
 def resolve_code_mode(config: Config, model_ref: str | None = None) -> CodeModeSettings:
@@ -26,4 +28,4 @@ def resolve_code_mode(config: Config, model_ref: str | None = None) -> CodeModeS
         own = config.get_model(model_ref).code_mode
         if own is not None:
             return own
-    return config.defaults.code_mode or _DISABLED
+    return config.defaults.code_mode or _DEFAULT

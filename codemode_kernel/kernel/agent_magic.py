@@ -21,12 +21,13 @@ from .tools import KernelTools
 
 __all__ = ["AgentMagics"]
 
-_USAGE = "%%agent [--model REF] [--max-steps N] [--timeout S] [--new] [--insert]"
+_USAGE = "%%agent [--model REF] [--classic] [--max-steps N] [--timeout S] [--new] [--insert]"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="%%agent", add_help=False, exit_on_error=False)
     parser.add_argument("--model", default=None)
+    parser.add_argument("--classic", action="store_true")
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--new", action="store_true")
@@ -41,7 +42,7 @@ class AgentMagics(Magics):
     def __init__(self, shell: Any, tools: KernelTools) -> None:
         super().__init__(shell)
         self.tools = tools
-        self._agents: dict[str | None, Any] = {}
+        self._agents: dict[tuple[str | None, bool], Any] = {}
         self._widgets = getattr(shell, "kernel", None) is not None
 
     @cell_magic
@@ -50,16 +51,18 @@ class AgentMagics(Magics):
 
         Usage::
 
-            %%agent [--model REF] [--max-steps N] [--timeout S] [--new] [--insert]
+            %%agent [--model REF] [--classic] [--max-steps N] [--timeout S] [--new] [--insert]
             Get the weather for each city in cities.txt and tell me the warmest.
 
-        With code mode on (the config's ``codeMode``, or the model's own) the model is offered one tool,
+        Code mode is on unless the config says ``"enabled": false`` (in ``defaults.codeMode`` or the
+        model's own ``codeMode``) or the cell says ``--classic``: the model is offered one tool,
         ``execute_python``, whose description holds the typed stubs of the tools; each program runs in the
-        isolated executor with a live trace. With code mode off every tool is offered as an ordinary tool.
+        isolated executor with a live trace. In classic mode every tool is offered as an ordinary tool.
         Each step shows the model's text, its program and the record, tokens and time; the final answer is
         shown as Markdown. Follow-up ``%%agent`` cells continue the conversation.
 
         --model REF      the config's ``models`` entry to use (default: the first)
+        --classic        classic tool calling for this conversation (its own, apart from code mode's)
         --max-steps N    model requests allowed for this request (default 20)
         --timeout S      seconds for the whole request (default: no limit; programs keep their own)
         --new            start a new conversation
@@ -74,7 +77,7 @@ class AgentMagics(Magics):
         request = cell.strip()
         if not request:
             raise UsageError(f"%%agent: write the request in the cell, below the magic line\nusage: {_USAGE}")
-        agent = self._agent(args.model, new=args.new)
+        agent = self._agent(args.model, classic=args.classic, new=args.new)
         view = AgentView(widgets=self._widgets)
         self.tools.agent_model = agent.model
         try:
@@ -87,7 +90,8 @@ class AgentMagics(Magics):
         if args.insert and result.final_code and self.shell is not None:
             self.shell.set_next_input(f"%%codemode\n{result.final_code.strip()}\n", replace=False)
 
-    def _agent(self, ref: str | None, *, new: bool) -> Any:
+    def _agent(self, ref: str | None, *, classic: bool, new: bool) -> Any:
+        """The agent for this model and mode; a classic conversation is kept apart from code mode's."""
         from ..agent import Agent
         from ..config import resolve_code_mode
         from ..llm import open_model
@@ -95,16 +99,19 @@ class AgentMagics(Magics):
         executor = self.tools.executor()
         toolbox = self.tools.toolbox
         assert toolbox is not None
-        key = ref
+        key = (ref, classic)
         if new or key not in self._agents or self._agents[key].toolbox is not toolbox:  # reloaded
             try:
                 model = open_model(toolbox.config, ref)
             except ConfigError as exc:
                 raise UsageError(f"%%agent: {exc}") from None
+            settings = resolve_code_mode(toolbox.config, model.ref)
             if toolbox.config.get_model(model.ref).code_mode is not None:
                 # The model's own codeMode replaces the defaults: its programs run under those rules.
-                executor = self.tools.executor_for(model.ref, resolve_code_mode(toolbox.config, model.ref))
-            self._agents[key] = Agent(toolbox, executor, model)
+                executor = self.tools.executor_for(model.ref, settings)
+            if classic:
+                settings = settings.model_copy(update={"enabled": False})
+            self._agents[key] = Agent(toolbox, executor, model, settings)
         return self._agents[key]
 
     def _run(self, agent: Any, request: str, view: AgentView, **options: Any) -> Any:

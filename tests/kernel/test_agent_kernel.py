@@ -53,7 +53,7 @@ def agent_kernel(
     config = {
         "mcpServers": {"weather": demo, "workspace": workspace},
         "workspace": str(notebook),
-        "defaults": {"codeMode": {"enabled": True}},
+        # No "codeMode" anywhere: code mode is on (the product), unlike the Go design's "neither -> off".
         "models": [
             {"ref": "scripted", "provider": "openai", "model": "scripted", "baseUrl": server.base_url},
             {"ref": "other", "provider": "openai", "model": "scripted", "baseUrl": other_server.base_url},
@@ -107,6 +107,26 @@ def test_one_program_does_the_work_and_the_model_sees_only_its_output(
     assert _tool_messages(second) == [_tool_messages(second)[0]]
     assert "3 cities; warmest Miami at 24.4" in _tool_messages(second)[0]
     assert '"conditions"' not in _tool_messages(second)[0]  # the raw tool results never reach the model
+
+
+def test_classic_flag_offers_every_tool_and_code_mode_comes_back_after(
+    agent_kernel: Kernel, server: ScriptedModelServer
+) -> None:
+    server.add(
+        ScriptedTurn(tool_calls=[ScriptedToolCall("get_weather", {"city": "Oslo", "unit": "celsius"})]),
+        "It is cold in Oslo.",
+        "Code mode again.",
+    )
+    start = len(server.requests)
+    reply = agent_kernel.run("%%agent --classic --new\nHow warm is Oslo?")
+    assert reply.status == "ok", reply.content
+    assert reply.data()[-2] == "It is cold in Oslo."
+    assert agent_kernel.run("%%agent --new\nAnd now?").status == "ok"
+    classic, answered, code_mode = (r.body for r in server.requests[start:])
+    offered = {t["function"]["name"] for t in classic["tools"]}
+    assert {"get_weather", "read_file"} <= offered and "execute_python" not in offered
+    assert '"temperature"' in _tool_messages(answered)[0]  # classic: the raw result goes to the model
+    assert [t["function"]["name"] for t in code_mode["tools"]] == ["execute_python"]
 
 
 def test_a_follow_up_continues_the_conversation_until_new(

@@ -47,9 +47,10 @@ def test_no_model_chosen_gives_defaults() -> None:
     assert resolve_code_mode(make(defaults, ModelConfig(ref="m"))) == defaults
 
 
-def test_neither_means_disabled() -> None:
-    assert not resolve_code_mode(make(None, ModelConfig(ref="m")), "m").enabled
-    assert not resolve_code_mode(make(None)).enabled
+def test_neither_means_on_with_the_defaults() -> None:
+    # A deliberate difference from the Go design (where neither means off): code mode is the product.
+    assert resolve_code_mode(make(None, ModelConfig(ref="m")), "m") == CodeModeSettings()
+    assert resolve_code_mode(make(None)) == CodeModeSettings()
 
 
 def test_model_can_disable_code_mode() -> None:
