@@ -23,7 +23,7 @@ from typing import Any, Literal
 from .artifacts import ArtifactStore
 from .errors import ArtifactError
 
-__all__ = ["DEFAULT_ARTIFACT_THRESHOLD", "CallLog", "CallRecord", "CallStatus"]
+__all__ = ["DEFAULT_ARTIFACT_THRESHOLD", "CallLog", "CallRecord", "CallStatus", "call_order"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,9 @@ class CallRecord:
     """Set when the result was stored as an artifact; ``result`` then holds ``{"preview", "bytes"}`` only,
     and ``CallLog.full_result`` (or the artifact) gives the whole."""
     execution_id: str | None = None
+    seq: int | None = None
+    """The call's number in its execution, as the program issued it (a parallel batch in submission order);
+    None for calls made outside a program."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable dict of every field."""
@@ -64,6 +67,11 @@ class CallRecord:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["warnings"] = list(self.warnings)
         return data
+
+
+def call_order(record: CallRecord) -> tuple[bool, int, float]:
+    """Sort key: a program's calls by their number, then any unnumbered ones by start time."""
+    return (record.seq is None, record.seq or 0, record.started)
 
 
 @dataclass
@@ -91,7 +99,13 @@ class CallLog:
             self.artifacts = ArtifactStore(self.spill_dir / "artifacts.db")
 
     def start(
-        self, server: str, tool: str, arguments: dict[str, Any], *, execution_id: str | None = None
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        execution_id: str | None = None,
+        seq: int | None = None,
     ) -> CallRecord:
         """Record that a call begins and return its (running) record."""
         record = CallRecord(
@@ -101,6 +115,7 @@ class CallLog:
             arguments=arguments,
             started=time.time(),
             execution_id=execution_id,
+            seq=seq,
         )
         self._put(record)
         return record

@@ -19,7 +19,7 @@ from typing import Any
 from .. import errors
 from .protocol import FrameReader, ProtocolError, send_frame
 
-__all__ = ["Channel", "ChannelClosed"]
+__all__ = ["CallOrder", "Channel", "ChannelClosed"]
 
 _ANSWERS = ("tool_result", "artifact_result")
 _ERRORS: dict[str, type[errors.CodeModeError]] = {
@@ -41,6 +41,44 @@ class ChannelClosed(errors.CodeModeError):
     """The kernel closed the channel (the execution is being stopped)."""
 
 
+class CallOrder:
+    """Numbers a run's tool calls 1, 2, ... in the order the program issues them.
+
+    Threads race to the socket, so the order frames arrive in is not the program's. ``parallel`` reserves a
+    block of numbers for its batch up front and hands slot ``i`` the ``i``-th, so a batch is numbered in
+    submission order however its threads are scheduled; calls made one after another are numbered as made.
+    """
+
+    def __init__(self) -> None:
+        self._next = 1
+        self._lock = threading.Lock()
+        self._reserved = threading.local()
+
+    def restart(self) -> None:
+        """Number the next run's calls from 1 again (a session serves several runs)."""
+        with self._lock:
+            self._next = 1
+
+    def reserve(self, count: int) -> int:
+        """Set aside ``count`` consecutive numbers; returns the first."""
+        with self._lock:
+            first = self._next
+            self._next += count
+            return first
+
+    def hand(self, number: int | None) -> None:
+        """Give this thread's next call the reserved ``number`` (None: take the next free one)."""
+        self._reserved.number = number
+
+    def take(self) -> int:
+        """The number of a call being issued now, on this thread."""
+        number: int | None = getattr(self._reserved, "number", None)
+        if number is not None:
+            self._reserved.number = None
+            return number
+        return self.reserve(1)
+
+
 class Channel:
     """Send frames to the kernel and await answers to tool calls."""
 
@@ -51,6 +89,7 @@ class Channel:
         self._pending: dict[int, Future[Any]] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self.order = CallOrder()
         self.on_message: Callable[[dict[str, Any]], None] | None = None
         self.on_close: Callable[[], None] | None = None
 
@@ -76,7 +115,8 @@ class Channel:
 
     def submit(self, server: str, tool: str, arguments: dict[str, Any]) -> Future[dict[str, Any]]:
         """Send a tool call; the future resolves to the result or raises the kernel's error."""
-        return self.request({"type": "tool_call", "server": server, "tool": tool, "arguments": arguments})
+        message = {"type": "tool_call", "server": server, "tool": tool, "arguments": arguments}
+        return self.request({**message, "seq": self.order.take()})
 
     def artifact(self, op: str, **fields: Any) -> Any:
         """Ask the kernel's artifact store (``op``: store, get, list); block until it answers."""

@@ -1,4 +1,4 @@
-"""Frames between the kernel and a worker: a 4-byte big-endian length, then one JSON object.
+r"""Frames between the kernel and a worker: a 4-byte big-endian length, then one JSON object.
 
 The channel is a socket of its own (never stdout, which user code owns). Messages, by ``type``:
 
@@ -17,12 +17,18 @@ worker -> kernel
 
 Anything else, a frame over the size limit, or bytes that are not a JSON object is a ``ProtocolError``:
 the kernel ends that execution as ``crashed`` (the code broke the channel), it never waits on it.
+
+Frames are UTF-8. A str that UTF-8 cannot encode (a lone surrogate such as ``"caf\udce9"``, which
+``os.listdir`` returns for a file name in another encoding) travels with each surrogate written as the text
+``\udce9``, as Python's ``backslashreplace`` shows it: in a value, the output, an error message or a tool
+argument alike, never as a failed send.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import struct
 import threading
@@ -31,6 +37,7 @@ from typing import Any
 __all__ = [
     "MAX_FRAME_BYTES",
     "FrameReader",
+    "FrameTooLarge",
     "ProtocolError",
     "encode_frame",
     "read_frame_async",
@@ -39,17 +46,36 @@ __all__ = [
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ProtocolError(Exception):
     """The peer sent something that is not a valid frame."""
 
 
+class FrameTooLarge(ProtocolError):
+    """A message to send is larger than one frame may be; ``size`` and ``limit`` are in bytes."""
+
+    def __init__(self, size: int, limit: int = MAX_FRAME_BYTES) -> None:
+        super().__init__(f"frame of {size} bytes exceeds the limit of {limit}")
+        self.size = size
+        self.limit = limit
+
+
 def encode_frame(message: dict[str, Any]) -> bytes:
-    """One frame: length header plus compact UTF-8 JSON (NaN is not JSON, so it is refused)."""
-    body = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    """One frame: length header plus compact UTF-8 JSON (NaN is not JSON, so it is refused).
+
+    Raises:
+        FrameTooLarge: the encoded message is over ``MAX_FRAME_BYTES``.
+    """
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    try:
+        body = text.encode()
+    except UnicodeEncodeError:
+        # Surrogates only occur inside JSON strings: an escaped backslash plus "udce9" keeps them readable.
+        body = _SURROGATE.sub(lambda found: f"\\\\u{ord(found.group()):04x}", text).encode()
     if len(body) > MAX_FRAME_BYTES:
-        raise ProtocolError(f"frame of {len(body)} bytes exceeds the limit of {MAX_FRAME_BYTES}")
+        raise FrameTooLarge(len(body))
     return _HEADER.pack(len(body)) + body
 
 

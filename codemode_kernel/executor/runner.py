@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from ..artifacts import ArtifactStore
-from ..calllog import CallRecord
+from ..calllog import CallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
 from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMError, UnknownToolError
 from ..toolbox import Toolbox
@@ -541,10 +541,10 @@ class Executor:
         if not isinstance(arguments, dict):
             arguments = {}
         if state.book is not None:
-            self._replay_call(state, call_id, server, tool, arguments)
+            self._replay_call(state, call_id, server, tool, arguments, _seq(message))
             return
         if (server, tool) == (LLM_SERVER, LLM_TOOL):
-            await self._llm_call(state, call_id, arguments)
+            await self._llm_call(state, call_id, arguments, _seq(message))
             return
         if self.settings.is_excluded(server, tool):
             # The namespace may still hold the function (it is built for the config's defaults, and a
@@ -558,7 +558,9 @@ class Executor:
             )
             return
         try:
-            result = await hub.acall(server, tool, arguments, execution_id=state.execution_id)
+            result = await hub.acall(
+                server, tool, arguments, execution_id=state.execution_id, seq=_seq(message)
+            )
         except CodeModeError as exc:
             state.reply({"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, tool)})
             return
@@ -634,10 +636,12 @@ class Executor:
         by_id = {artifact.id: artifact for artifact in made}
         return [by_id[i].to_dict() for i in state.artifact_ids if i in by_id]
 
-    async def _llm_call(self, state: _Execution, call_id: Any, arguments: dict[str, Any]) -> None:
+    async def _llm_call(
+        self, state: _Execution, call_id: Any, arguments: dict[str, Any], seq: int | None
+    ) -> None:
         """Answer a program's ``llm()`` with the configured model; logged (and replayable) as a tool call."""
         log = self.toolbox.hub.call_log
-        record = log.start(LLM_SERVER, LLM_TOOL, arguments, execution_id=state.execution_id)
+        record = log.start(LLM_SERVER, LLM_TOOL, arguments, execution_id=state.execution_id, seq=seq)
         try:
             if self.llm is None:
                 raise LLMError(
@@ -659,7 +663,13 @@ class Executor:
         state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
 
     def _replay_call(
-        self, state: _Execution, call_id: Any, server: str, tool: str, arguments: dict[str, Any]
+        self,
+        state: _Execution,
+        call_id: Any,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        seq: int | None,
     ) -> None:
         """Answer a call from the record (and log it as replayed), or leave it pending, or fail it."""
         assert state.book is not None
@@ -671,7 +681,7 @@ class Executor:
                 state.pending_changed.set()
                 return
             message = f"replay diverged: no recorded result for {describe_call(tool, arguments)}"
-            record = log.start(server, tool, arguments, execution_id=state.execution_id)
+            record = log.start(server, tool, arguments, execution_id=state.execution_id, seq=seq)
             log.finish(record, "server_error", error=message)
             state.reply(
                 {
@@ -690,7 +700,7 @@ class Executor:
             except ArtifactError as exc:
                 status, result = "server_error", None
                 recorded = {**recorded, "error": f"replay: the recorded result is gone ({exc})"}
-        record = log.start(server, tool, arguments, execution_id=state.execution_id)
+        record = log.start(server, tool, arguments, execution_id=state.execution_id, seq=seq)
         log.finish(
             record,
             status if status in _REPLAYABLE else "server_error",
@@ -770,7 +780,12 @@ class Executor:
         return False
 
     def _calls_of(self, state: _Execution) -> list[dict[str, Any]]:
-        return [record.to_json() for record in state.records.values()]
+        """The execution's calls in the order the program issued them, numbered 1, 2, ... (``seq``).
+
+        Not the order they started: the threads of a parallel batch reach the kernel in any order.
+        """
+        ordered = sorted(state.records.values(), key=call_order)
+        return [{**record.to_json(), "seq": number} for number, record in enumerate(ordered, 1)]
 
     def _internal(self, execution_id: str, started: float, limit: float, message: str) -> ExecutionResult:
         return ExecutionResult(
@@ -780,6 +795,12 @@ class Executor:
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
         )
+
+
+def _seq(message: dict[str, Any]) -> int | None:
+    """The number the worker gave a call (None from a worker that does not number them)."""
+    seq = message.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
 def _protection_list(report: Mapping[str, Any]) -> list[str]:

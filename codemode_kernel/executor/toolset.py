@@ -30,7 +30,7 @@ from ..typegen import (
     render_signature,
 )
 from .channel import Channel
-from .protocol import ProtocolError
+from .protocol import FrameTooLarge, ProtocolError
 from .values import decode_value, encode_artifact
 
 __all__ = ["HELPER_NAMES", "ToolRuntime", "build_tools_module"]
@@ -112,7 +112,10 @@ def _sync_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]
 
     def tool_function(*args: Any, **kwargs: Any) -> Any:
         arguments = bind_arguments(model, args, kwargs)
-        result = runtime.require_channel().call(server, tool, arguments)
+        try:
+            result = runtime.require_channel().call(server, tool, arguments)
+        except FrameTooLarge as exc:
+            raise _too_large(model.function_name, exc) from None
         return decode_result(result, tool=tool, server=server, unwrap=model.spec.wraps_result)
 
     return _describe(tool_function, model)  # type: ignore[no-any-return]
@@ -123,10 +126,21 @@ def _async_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any
 
     async def tool_function(*args: Any, **kwargs: Any) -> Any:
         arguments = bind_arguments(model, args, kwargs)
-        result = await runtime.require_channel().acall(server, tool, arguments)
+        try:
+            result = await runtime.require_channel().acall(server, tool, arguments)
+        except FrameTooLarge as exc:
+            raise _too_large(model.function_name, exc) from None
         return decode_result(result, tool=tool, server=server, unwrap=model.spec.wraps_result)
 
     return _describe(tool_function, model)  # type: ignore[no-any-return]
+
+
+def _too_large(function: str, exc: FrameTooLarge) -> ValueError:
+    """The error a program gets for arguments no frame can carry: nothing was sent, so it may retry."""
+    return ValueError(
+        f"{function}(): the arguments are {exc.size:,} bytes as JSON, more than one call can carry "
+        f"({exc.limit // 2**20} MiB); nothing was sent: pass less data per call"
+    )
 
 
 def parallel(calls: Sequence[Callable[[], Any]], *, max_workers: int | None = None) -> list[Any]:
@@ -273,7 +287,10 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
             arguments["system"] = str(system)
         if max_tokens is not None:
             arguments["max_tokens"] = int(max_tokens)
-        result = runtime.require_channel().call(LLM_SERVER, LLM_TOOL, arguments)
+        try:
+            result = runtime.require_channel().call(LLM_SERVER, LLM_TOOL, arguments)
+        except FrameTooLarge as exc:
+            raise _too_large("llm", exc) from None
         if result.get("isError"):
             raise LLMError(error_message(result))
         return "".join(str(c.get("text", "")) for c in result.get("content") or () if c.get("type") == "text")

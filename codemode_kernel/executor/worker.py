@@ -29,6 +29,9 @@ from .values import decode_inputs, encode_value
 __all__ = ["program_globals", "serve"]
 
 _FLUSH_BYTES = 8192
+_FRAME_CHARS = 1 << 20
+"""Output travels in pieces of at most this many characters: one frame each, far below the frame limit
+(a character takes at most 7 bytes as JSON), so a single huge write is cut by the kernel like any other."""
 _PROGRAM_ERRORS = (
     errors.ToolError,
     errors.ToolArgumentError,
@@ -77,7 +80,8 @@ class StreamToChannel(io.TextIOBase):
         data = "".join(self._buffer)
         self._buffer, self._size = [], 0
         with contextlib.suppress(OSError):  # the kernel is gone: the output has nowhere to go
-            self._channel.send({"type": self._name, "data": data})
+            for start in range(0, len(data), _FRAME_CHARS):
+                self._channel.send({"type": self._name, "data": data[start : start + _FRAME_CHARS]})
 
     def isatty(self) -> bool:
         return False

@@ -181,11 +181,14 @@ class ToolHub:
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
         execution_id: str | None = None,
+        seq: int | None = None,
     ) -> dict[str, Any]:
         """Call a tool and return its CallToolResult in wire (camelCase JSON) form.
 
         A result with ``isError`` is returned, not raised (``results.decode_result`` raises it).
         An interrupt (KeyboardInterrupt) while waiting cancels the call at the server.
+
+        ``execution_id`` and ``seq`` place the call in a program's record (its execution, its number there).
 
         Raises:
             UnknownToolError: no such server or tool.
@@ -194,7 +197,7 @@ class ToolHub:
             ServerError: the server is not connected or the connection failed.
         """
         return self._require_loop().run(
-            self._call(server, tool, arguments or {}, timeout, progress, execution_id)
+            self._call(server, tool, arguments or {}, timeout, progress, execution_id, seq)
         )
 
     async def acall(
@@ -206,11 +209,12 @@ class ToolHub:
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
         execution_id: str | None = None,
+        seq: int | None = None,
     ) -> dict[str, Any]:
         """Async twin of ``call``, awaitable from any event loop."""
         loop = self._require_loop()
         return await loop.run_async(
-            self._call(server, tool, arguments or {}, timeout, progress, execution_id)
+            self._call(server, tool, arguments or {}, timeout, progress, execution_id, seq)
         )
 
     def refresh(self) -> None:
@@ -289,9 +293,10 @@ class ToolHub:
         timeout: float | None,
         progress: ProgressCallback | None,
         execution_id: str | None,
+        seq: int | None = None,
     ) -> dict[str, Any]:
         conn, spec = self._find(server, tool)
-        record = self.call_log.start(server, tool, arguments, execution_id=execution_id)
+        record = self.call_log.start(server, tool, arguments, execution_id=execution_id, seq=seq)
         try:
             self._validator(spec).validate(arguments)
         except ToolArgumentError as exc:

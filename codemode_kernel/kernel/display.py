@@ -30,9 +30,9 @@ def result_bundle(
     """The (data, metadata) pair to display for a finished execution (``replayed``: from a record)."""
     record = result.to_dict()
     trace = {k: v for k, v in record.items() if k not in ("execution_id", "duration_ms", "protections")}
-    # Calls made in parallel finish in any order: the payload lists them in a stable order (server, tool,
-    # arguments); the metadata keeps, call by call in the same order, when each started and its id.
-    calls = sorted(result.tool_calls, key=_call_order)
+    # The calls in the order the program made them (numbered by the worker, so parallel batches too are
+    # stable from run to run); the metadata keeps, call by call in that order, when each started and its id.
+    calls = result.tool_calls
     trace["tool_calls"] = [{k: v for k, v in c.items() if k not in _CALL_VOLATILE} for c in calls]
     trace["artifacts"] = [
         {k: v for k, v in a.items() if k not in _ARTIFACT_VOLATILE} for a in result.artifacts
@@ -54,11 +54,6 @@ def result_bundle(
         TRACE_MIME: trace,
     }
     return data, metadata
-
-
-def _call_order(call: dict[str, Any]) -> tuple[str, str, str]:
-    arguments = json.dumps(call.get("arguments"), sort_keys=True, ensure_ascii=False)
-    return str(call.get("server")), str(call.get("tool")), arguments
 
 
 def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
@@ -148,7 +143,7 @@ def history_bundle(
         )
         body = [
             code_html(run.code),
-            *(call_html(call) for call in sorted(result.tool_calls, key=_call_order)),
+            *(call_html(call) for call in result.tool_calls),
         ]
         if result.error is not None:
             body.append(error_html(result.error))

@@ -14,7 +14,7 @@ from typing import Any
 
 from IPython.display import display, update_display
 
-from ..calllog import CallRecord
+from ..calllog import CallRecord, call_order
 from .render import call_html, code_html, status_badge
 
 __all__ = ["LiveTrace"]
@@ -39,6 +39,7 @@ class LiveTrace:
         self.root = widgets.VBox([self._header, self._code, self._calls])
         self.root.add_class("codemode-trace")
         self._rows: dict[str, Any] = {}
+        self._places: dict[str, tuple[bool, int, float]] = {}
         self._statuses: dict[str, str] = {}
         self._display_id: str | None = None
         self.tick()
@@ -67,7 +68,10 @@ class LiveTrace:
             row = self._widgets.HTML()
             row.add_class("codemode-call")
             self._rows[record.id] = row
-            self._calls.children = (*self._calls.children, row)
+            self._places[record.id] = call_order(record)
+            # In the program's order: a parallel batch's threads start their calls in any order.
+            by_place = sorted(self._rows, key=self._places.__getitem__)
+            self._calls.children = tuple(self._rows[call_id] for call_id in by_place)
         row.value = call_html(record.to_json())
         self._statuses[record.id] = record.status
         self.tick()

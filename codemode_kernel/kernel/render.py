@@ -71,8 +71,10 @@ def call_html(call: Mapping[str, Any], *, open_result: bool = False, volatile: b
     duration = call.get("duration_ms") if volatile else None
     timing_html = f" <small>{duration:.0f} ms</small>" if isinstance(duration, int | float) else ""
     artifact = call.get("artifact_id")
+    seq = call.get("seq")
+    number = f'<small style="opacity: 0.7">#{seq}</small> ' if isinstance(seq, int) else ""
     summary = (
-        f"<code>{esc(str(call.get('tool')))}({esc(arguments_text(call.get('arguments')))})</code> "
+        f"{number}<code>{esc(str(call.get('tool')))}({esc(arguments_text(call.get('arguments')))})</code> "
         f"{status_badge(str(call.get('status')))}{timing_html}"
         f' <small style="opacity: 0.7">{esc(str(call.get("server")))}</small>'
     )

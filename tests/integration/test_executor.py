@@ -355,3 +355,49 @@ def test_a_tool_excluded_by_the_settings_is_refused_even_if_its_function_exists(
         assert "excluded from code mode" in result.error["message"]
         assert not [r for r in tb.hub.call_log.records() if r.tool == "get_city"]  # never sent
         assert ex.run('get_weather(city="Oslo", unit="celsius").temperature').status == "ok"
+
+
+def test_lone_surrogates_come_back_escaped_wherever_they_appear(executor: Executor) -> None:
+    # os.listdir gives "caf\udce9" for a file named in Latin-1: a str that UTF-8 cannot encode.
+    code = """
+import sys
+name = "caf" + chr(0xDCE9)
+print("out", name)
+print("err", name, file=sys.stderr)
+try:
+    fail(message=name)
+except ToolError as e:
+    caught = str(e)
+[name, caught]
+"""
+    result = executor.run(code)
+    assert result.status == "ok", result.error
+    assert result.stdout == "out caf\\udce9\n"
+    assert result.stderr == "err caf\\udce9\n"
+    assert result.value is not None and result.value["data"][0] == "caf\\udce9"
+    assert "caf\\udce9" in result.value["data"][1]
+    assert result.tool_calls[0]["arguments"] == {"message": "caf\\udce9"}
+    text = executor.run("chr(0xD800)")
+    assert text.value == {"kind": "text", "text": "\\ud800"}
+    raised = executor.run('raise ValueError("bad name " + chr(0xD800))')
+    assert raised.status == "error" and raised.error is not None
+    assert raised.error["message"] == "bad name \\ud800"
+    json.dumps(result.to_dict(), ensure_ascii=False).encode()  # the whole record is valid UTF-8
+
+
+def test_one_write_larger_than_a_frame_is_cut_like_any_output(executor: Executor) -> None:
+    result = executor.run('import sys\nsys.stdout.write("x" * (65 * 1024 * 1024))\n"after"')
+    assert result.status == "ok", result.error
+    assert result.output_truncated and result.stdout == "x" * executor.max_output_bytes
+    assert result.value == {"kind": "text", "text": "after"}
+
+
+def test_an_argument_larger_than_a_frame_is_an_error_at_the_calling_line(executor: Executor) -> None:
+    result = executor.run('x = 1\nfail(message="x" * (65 * 1024 * 1024))\n"unreachable"')
+    assert result.status == "error" and result.error is not None
+    assert result.error["type"] == "ValueError" and result.error["line"] == 2
+    assert "fail()" in result.error["message"] and "64 MiB" in result.error["message"]
+    assert result.tool_calls == []  # nothing was sent
+    code = 'try:\n    fail(message="x" * (65 * 1024 * 1024))\nexcept ValueError:\n    out = "caught"\nout'
+    caught = executor.run(code)
+    assert caught.value == {"kind": "text", "text": "caught"}

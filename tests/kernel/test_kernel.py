@@ -54,6 +54,22 @@ def test_codemode_cell_shows_the_result(kernel: Kernel) -> None:
     assert trace["tool_calls"][0]["arguments"] == {"city": "Oslo", "unit": "celsius"}
 
 
+def test_the_record_lists_calls_in_the_order_the_program_made_them(kernel: Kernel) -> None:
+    reply = kernel.run(
+        "%%codemode\n"
+        'get_weather(city="Zurich", unit="celsius")\n'
+        'get_weather(city="Athens", unit="celsius")\n'
+        'parallel([lambda c=c: get_weather(city=c, unit="celsius") for c in ["Paris", "Berlin", "Cairo"]])'
+    )
+    assert reply.status == "ok", reply.content
+    calls = reply.data(TRACE_MIME)[0]["tool_calls"]
+    order = ["Zurich", "Athens", "Paris", "Berlin", "Cairo"]
+    assert [c["arguments"]["city"] for c in calls] == order
+    assert [c["seq"] for c in calls] == [1, 2, 3, 4, 5]
+    html = reply.data("text/html")[0]
+    assert sorted(order, key=html.index) == order
+
+
 def test_a_failed_program_fails_the_cell_at_its_line(kernel: Kernel) -> None:
     reply = kernel.run("%%codemode\nx = 1\ny = x / 0\n")
     assert reply.status == "error"
