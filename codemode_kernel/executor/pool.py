@@ -15,7 +15,7 @@ import shutil
 import signal
 import socket
 import tempfile
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from ..toolbox import Toolbox
 from .sandbox import SandboxPolicy, default_hidden_paths
 from .zygote_client import WorkerExit, Zygote
 
-__all__ = ["PROJECT_CONFIG_NAMES", "Worker", "WorkerPool", "cpu_limit", "kill_group"]
+__all__ = ["PROJECT_CONFIG_NAMES", "Worker", "WorkerPool", "cpu_limit", "kill_group", "off_loop"]
 
 PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 """Project configs the kernel could read from a workspace: hidden from workers, loaded or not."""
@@ -228,7 +228,21 @@ class WorkerPool:
             spare.discard()
         zygote, self._zygote = self._zygote, None
         if zygote is not None:
-            await asyncio.get_running_loop().run_in_executor(None, zygote.stop)
+            await off_loop(zygote.stop)
+
+
+async def off_loop(function: Callable[[], object]) -> None:
+    """Run a blocking cleanup on a thread, or here when the interpreter is exiting.
+
+    At exit (``atexit``, where IPython's extension closes the executor) the interpreter's thread pools
+    already refuse work ("cannot schedule new futures after shutdown"); the cleanup must still happen.
+    """
+    try:
+        done = asyncio.get_running_loop().run_in_executor(None, function)
+    except RuntimeError:
+        function()
+        return
+    await done
 
 
 def cpu_limit(max_timeout: float, grace: float) -> int:
