@@ -232,6 +232,28 @@ def test_config_files_can_be_neither_read_nor_rewritten(executor: Executor, work
     assert ordinary.value == {"kind": "text", "text": "ordinary project file\n"}
 
 
+def test_reading_a_hidden_path_is_a_permission_error_that_says_so(executor: Executor) -> None:
+    reads = {
+        "open": "open('codemode.json').read()",
+        "pathlib": "import pathlib\npathlib.Path('codemode.json').read_bytes()",
+        "os.open": "import os\nos.read(os.open('codemode.json', os.O_RDONLY), 100)",
+        "listdir": "import os\nos.listdir('.codemode')",
+        "inside a hidden dir": "open('.codemode/zygote.stderr.log', 'rb').read()",
+        "symlink": "import os\nos.symlink('codemode.json', 'link.json')\nopen('link.json').read()",
+    }
+    for name, code in reads.items():
+        result = run_and_check(executor, code)
+        assert result.status == "error" and result.error is not None, (name, result.value)
+        assert result.error["type"] == "PermissionError", (name, result.error)
+        assert "is hidden from programs" in result.error["message"], (name, result.error["message"])
+    shell = run_and_check(
+        executor,
+        "import subprocess\np = subprocess.run(['cat', 'codemode.json'], capture_output=True)\n"
+        "[p.returncode, p.stdout.decode()]",
+    )
+    assert shell.value is not None and shell.value["data"][0] != 0 and shell.value["data"][1] == ""
+
+
 def test_no_network(executor: Executor) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))

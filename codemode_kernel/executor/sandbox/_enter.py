@@ -9,7 +9,7 @@ The order is forced by what each step needs and what it takes away:
    start-up block and open descriptors;
 4. mounts: hidden paths, a fresh /proc, a private /dev/shm; needs CAP_SYS_ADMIN (root or the user
    namespace), then the cwd moves to the workspace (a cwd inside a covered directory would still reach
-   what the cover hides);
+   what the cover hides); from here on, an open or a listing that fails on a cover says the path is hidden;
 5. rlimits, and the process limit where it is an rlimit;
 6. no_new_privs, then Landlock, then seccomp: both need no_new_privs or CAP_SYS_ADMIN, and seccomp
    forbids the mount and namespace calls the earlier steps made;
@@ -32,6 +32,7 @@ from ._cgroup import PidsCgroup
 from ._environment import scrub_environment
 from ._errors import SandboxError
 from ._fds import close_fds_except
+from ._hidden_errors import explain_hidden_paths
 from ._libc import CLONE_NEWNET, CLONE_NEWNS
 from ._mounts import hide_paths, plan_hiding
 from ._namespaces import fork_into_new_pid_namespace, supervise, unshare_namespaces
@@ -108,6 +109,7 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
             shm_mb=policy.memory_mb,
         )
         shm = report.shm
+        explain_hidden_paths(report.cover_device)
     _layer("workspace", os.chdir, writable[0])
 
     _layer(

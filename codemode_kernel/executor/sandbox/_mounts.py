@@ -4,7 +4,9 @@ Landlock allows, it cannot except: "read everything but ~/.ssh" needs the mount 
 own mount namespace (mounts made private first, so nothing propagates back to the host):
 
 - each hidden directory is covered by an empty read-only directory and each hidden file by an empty
-  read-only file, both from a small staging tmpfs;
+  read-only file, both from a small staging tmpfs and both with mode 000: once capabilities are dropped,
+  opening, reading or listing one fails with ``EACCES`` (for root and for an unprivileged user alike),
+  and ``_hidden_errors`` makes that error say the path is hidden;
 - every directory between a writable root and a hidden path inside it becomes a mount point of its own
   (a bind onto itself). Without that, renaming ``.vscode`` away and writing a new ``.vscode/mcp.json``
   would replace a config file the kernel reads, because a rename carries the mount off with the old name;
@@ -126,10 +128,15 @@ def _depth(path: Path) -> tuple[int, Path]:
 
 @dataclass(frozen=True)
 class HiddenPathsReport:
-    """What ``hide_paths`` did, and the private ``/dev/shm`` it mounted (a writable root for Landlock)."""
+    """What ``hide_paths`` did, and what it made.
+
+    ``shm`` is the private ``/dev/shm`` (a writable root for Landlock); ``cover_device`` the ``st_dev`` of
+    the covers, which tells a hidden path from an ordinary one that cannot be opened.
+    """
 
     plan: HidingPlan
     shm: Path | None
+    cover_device: int
 
 
 def hide_paths(hiding: HidingPlan, *, fresh_proc: bool, shm_mb: int | None) -> HiddenPathsReport:
@@ -145,22 +152,24 @@ def hide_paths(hiding: HidingPlan, *, fresh_proc: bool, shm_mb: int | None) -> H
         _bind(directory, directory, read_only=directory in hiding.read_only, recursive=True)
 
     mount("tmpfs", _STAGING, "tmpfs", _SAFE, "size=16k,nr_inodes=8,mode=0755")
-    empty_dir, empty_file = Path(_STAGING, "d"), Path(_STAGING, "f")
+    closed_dir, closed_file, empty_dir = Path(_STAGING, "d"), Path(_STAGING, "f"), Path(_STAGING, "e")
+    closed_dir.mkdir(mode=0o000)
+    os.close(os.open(closed_file, os.O_CREAT | os.O_WRONLY, 0o000))
     empty_dir.mkdir(mode=0o555)
-    os.close(os.open(empty_file, os.O_CREAT | os.O_WRONLY, 0o444))
+    cover_device = os.stat(_STAGING).st_dev
     mount(None, _STAGING, None, MS_REMOUNT | MS_RDONLY | _SAFE)
     for path in hiding.cover:
-        source = empty_dir if path.is_dir() and not path.is_symlink() else empty_file
+        source = closed_dir if path.is_dir() and not path.is_symlink() else closed_file
         _bind(source, path, read_only=True)
 
     if fresh_proc:
         mount("proc", "/proc", "proc", _SAFE)
         _bind("/proc/sys", "/proc/sys", read_only=True, recursive=True)
     else:
-        _bind(empty_dir, "/proc", read_only=True)
+        _bind(empty_dir, "/proc", read_only=True)  # empty, not hidden: Python only finds nothing there
 
     shm = Path("/dev/shm")
     if shm.is_dir():
         size = f",size={shm_mb}m" if shm_mb else ""
         mount("tmpfs", str(shm), "tmpfs", _SAFE, f"mode=1777{size}")
-    return HiddenPathsReport(hiding, shm if shm.is_dir() else None)
+    return HiddenPathsReport(hiding, shm if shm.is_dir() else None, cover_device)
