@@ -23,7 +23,8 @@ class Param:
     ``name`` is the Python name, ``wire_name`` the property name sent to the server. ``default`` is what
     the signature shows for an optional parameter (the schema's default when it is a short literal, else
     None); an optional parameter that is not passed is left out of the call, so the server applies its
-    own default.
+    own default. ``nullable`` says whether the property's schema accepts null, so that an explicit
+    ``None`` is sent rather than left out (for a parameter typed ``Any`` only jsonschema can tell).
     """
 
     name: str
@@ -32,11 +33,7 @@ class Param:
     required: bool
     default: JsonScalar = None
     description: str = ""
-
-    @property
-    def nullable(self) -> bool:
-        """Whether the schema accepts null, so an explicit ``None`` is sent rather than left out."""
-        return accepts_none(self.type)
+    nullable: bool = False
 
 
 _ANY = AnyType()
@@ -125,7 +122,38 @@ def _join_alternatives(schema: dict[str, Any], root: Any) -> dict[str, Any]:
         for b in usable
     ]
     required = set.intersection(*required_sets)
-    return {**base, "type": "object", "properties": properties, "required": sorted(required)}
+    joined = {**base, "type": "object", "properties": properties, "required": sorted(required)}
+    return {**joined, **_join_extras(usable)}
+
+
+def _join_extras(branches: list[dict[str, Any]]) -> dict[str, Any]:
+    """``patternProperties`` / ``additionalProperties`` for the keys any alternative takes beyond its own.
+
+    Empty when no alternative welcomes extra keys (see :func:`_accepts_extra`), so the base's own
+    keywords stand. An alternative with patterns that does not close ``additionalProperties`` takes
+    any other key too, as JSON Schema reads it.
+    """
+    patterns: dict[str, Any] = {}
+    others: list[Any] = []
+    for branch in branches:
+        if not _accepts_extra(branch):
+            continue
+        for pattern, sub in _patterns(branch).items():
+            old = patterns.get(pattern)
+            patterns[pattern] = sub if old is None or old == sub else {"anyOf": [old, sub]}
+        additional = branch.get("additionalProperties", True)
+        if additional is not False:
+            others.append(additional)
+    if not patterns and not others:
+        return {}
+    joined: dict[str, Any] = {"patternProperties": patterns} if patterns else {}
+    if any(not isinstance(other, dict) for other in others):
+        joined["additionalProperties"] = True
+    elif others:
+        joined["additionalProperties"] = others[0] if len(others) == 1 else {"anyOf": others}
+    else:
+        joined["additionalProperties"] = False
+    return joined
 
 
 def _accepts_extra(schema: dict[str, Any]) -> bool:
@@ -135,11 +163,13 @@ def _accepts_extra(schema: dict[str, Any]) -> bool:
     and refusing unknown keyword arguments catches typos before anything is sent.
     """
     additional = schema.get("additionalProperties")
-    return (
-        additional is True
-        or isinstance(additional, dict)
-        or isinstance(schema.get("patternProperties"), dict)
-    )
+    return additional is True or isinstance(additional, dict) or bool(_patterns(schema))
+
+
+def _patterns(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema's ``patternProperties``, or an empty dict when it has none (or garbage)."""
+    patterns = schema.get("patternProperties")
+    return patterns if isinstance(patterns, dict) else {}
 
 
 def build_tool_model(
@@ -168,7 +198,13 @@ def build_tool_model(
     extra = (translator.extra_type(schema, "", stem, 0) or AnyType()) if _accepts_extra(schema) else None
     python_names = assign_parameter_names([f.wire_name for f in fields])
     kwargs_name = assign_parameter_names(["kwargs"], taken=python_names.values())["kwargs"]
-    params = [_param(f, python_names[f.wire_name]) for f in fields]
+    validator = ArgumentValidator(spec, function_name=function_name, parameter_names=python_names)
+    properties = schema.get("properties")
+    property_schemas: dict[str, Any] = properties if isinstance(properties, dict) else {}
+    params = [
+        _param(f, python_names[f.wire_name], validator.accepts_null(property_schemas.get(f.wire_name, True)))
+        for f in fields
+    ]
     params = [p for p in params if p.required] + [p for p in params if not p.required]
     input_type = ClassType(input_name, fields, description="", extra=extra)
 
@@ -186,11 +222,6 @@ def build_tool_model(
         output_type_name = output_type.name if isinstance(output_type, ClassType) else None
         output_warnings = out.warnings
 
-    validator = ArgumentValidator(
-        spec,
-        function_name=function_name,
-        parameter_names={p.wire_name: p.name for p in params},
-    )
     all_warnings = warnings + translator.warnings + output_warnings
     if validator.warning:
         all_warnings.append(validator.warning)
@@ -209,8 +240,13 @@ def build_tool_model(
     )
 
 
-def _param(field: Field, name: str) -> Param:
-    """A Param from a field of the input object."""
+def _param(field: Field, name: str, accepts_null: bool | None) -> Param:
+    """A Param from a field of the input object; ``accepts_null`` is jsonschema's word (None: unknown).
+
+    Without that word the type decides, and a schema that allows anything (``{}``) allows null.
+    """
+    if accepts_null is None:
+        accepts_null = accepts_none(field.type) or field.type == AnyType()
     return Param(
         name=name,
         wire_name=field.wire_name,
@@ -218,6 +254,7 @@ def _param(field: Field, name: str) -> Param:
         required=field.required,
         default=None if field.required else field.default,
         description=field.description,
+        nullable=accepts_null,
     )
 
 

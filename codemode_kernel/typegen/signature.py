@@ -26,7 +26,6 @@ from .pytypes import (
     PyType,
     ScalarType,
     UnionType,
-    accepts_none,
     make_union,
 )
 from .stubs import render_signature, render_type
@@ -160,7 +159,8 @@ def bind_arguments(model: ToolModel, args: tuple[Any, ...], kwargs: Mapping[str,
     Positional arguments fill the required parameters in order; keywords may use the Python name or
     the wire name. Optional parameters that are not passed are left out (the server applies its
     default), and so is an explicit ``None`` unless the schema accepts null. Extra keywords are kept
-    under their own name when the schema allows extra properties.
+    under their own name when the schema allows extra properties; a parameter passed under its wire
+    name (``**{"class": 1}``) leaves its Python name (``class_``) free to be such an extra key.
 
     Raises:
         ToolArgumentError: too many positional arguments, an unknown or repeated keyword, or a missing
@@ -174,8 +174,11 @@ def bind_arguments(model: ToolModel, args: tuple[Any, ...], kwargs: Mapping[str,
     by_wire = {p.wire_name: p for p in model.params}
     values: dict[str, Any] = {p.wire_name: value for p, value in zip(required, args, strict=False)}
     extra: dict[str, Any] = {}
+    named_by_wire = {key for key in kwargs if key in by_wire}
     for key, value in kwargs.items():
-        param = by_name.get(key) or by_wire.get(key)
+        param = by_wire.get(key) or by_name.get(key)
+        if param is not None and param.wire_name != key and param.wire_name in named_by_wire:
+            param = None if model.kwargs_name is not None else param  # its Python name, as an extra key
         if param is None:
             if model.kwargs_name is None:
                 hint = difflib.get_close_matches(key, list(by_name), n=1)
@@ -185,7 +188,7 @@ def bind_arguments(model: ToolModel, args: tuple[Any, ...], kwargs: Mapping[str,
             continue
         if param.wire_name in values:
             raise _fail(model, f"got multiple values for argument {param.name!r}", param.name)
-        if value is None and not param.required and not accepts_none(param.type):
+        if value is None and not param.required and not param.nullable:
             values[param.wire_name] = _OMIT
             continue
         values[param.wire_name] = value

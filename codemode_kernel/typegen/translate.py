@@ -113,6 +113,13 @@ class SchemaTranslator:
             return self.degrade(path, "schema `false` accepts no value")
         if not isinstance(schema, dict):
             return self.degrade(path, f"not a schema ({type(schema).__name__})")
+        result = self._shape(schema, path, hint, depth, named)
+        if schema.get("nullable") is True:  # OpenAPI 3.0: null is valid too, whatever the rest says
+            result = make_union([result, ScalarType("None")])
+        return result
+
+    def _shape(self, schema: dict[str, Any], path: str, hint: str, depth: int, named: str | None) -> PyType:
+        """The type of a schema object, by the keyword that decides its shape."""
         if "$ref" in schema:
             return self._ref(schema, path, hint, depth)
         if "allOf" in schema:
@@ -126,10 +133,7 @@ class SchemaTranslator:
             return self._literal([schema["const"]], path)
         if "enum" in schema:
             return self._literal(schema["enum"], path)
-        result = self._typed(schema, path, hint, depth, named)
-        if schema.get("nullable") is True:
-            result = make_union([result, ScalarType("None")])
-        return result
+        return self._typed(schema, path, hint, depth, named)
 
     def _typed(self, schema: dict[str, Any], path: str, hint: str, depth: int, named: str | None) -> PyType:
         """Translate by ``type`` (or by the keywords present when ``type`` is missing)."""

@@ -3,18 +3,22 @@
 Validation reads the schema as the server sent it, not our translation, so a schema we could only type
 as ``Any`` is still checked exactly. Errors name the tool, the field as the caller wrote it
 (``items[2].name``) and what was expected, because the reader is often an LLM that will retry.
+
+One keyword outside JSON Schema is honoured: OpenAPI 3.0's ``"nullable": true``, which servers built
+from OpenAPI models send and mean as "null is also valid here" (the types say ``X | None`` for it too).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from jsonschema.validators import extend, validator_for
 
 from ..errors import ToolArgumentError
 from ..toolspec import ToolSpec
@@ -64,7 +68,7 @@ class ArgumentValidator:
         try:
             cls = validator_for(schema, default=Draft202012Validator)
             cls.check_schema(schema)
-            self._validator = cls(schema)
+            self._validator = _reading_nullable(cls)(schema)
         # The schema is untrusted input and jsonschema can fail on it in many ways (SchemaError,
         # RecursionError on absurd nesting, TypeError on odd $schema values); all mean "cannot check".
         except Exception as exc:
@@ -82,6 +86,19 @@ class ArgumentValidator:
             f"{self.spec.qualified_name}: inputSchema cannot be used for validation "
             f"({clip(str(reason), 160)}); {consequence}"
         )
+
+    def accepts_null(self, schema: Any) -> bool | None:
+        """Whether ``schema`` (a part of the input schema, such as one property's) accepts null.
+
+        References in ``schema`` resolve against the whole input schema. None means nobody can tell:
+        validation is off, or jsonschema fails on this part.
+        """
+        if self._validator is None:
+            return None
+        try:
+            return bool(self._validator.evolve(schema=schema).is_valid(None))
+        except Exception:  # untrusted schema: a remote $ref, a garbage subschema...
+            return None
 
     def validate(self, arguments: Mapping[str, Any]) -> None:
         """Check wire ``arguments``; raise ToolArgumentError naming the field and what was expected.
@@ -160,6 +177,29 @@ class ArgumentValidator:
             else:
                 text += f"[{part!r}]"
         return text
+
+
+@functools.cache
+def _reading_nullable(cls: type[Validator]) -> type[Validator]:
+    """``cls`` extended so that null is valid wherever a schema says ``"nullable": true``.
+
+    Every keyword check of such a schema lets ``None`` through, so the keyword works next to ``type``,
+    ``enum``, ``$ref`` or ``anyOf`` alike; everything else is ``cls`` unchanged.
+    """
+
+    def lenient(check: Any) -> Any:
+        def keyword(
+            validator: Validator, value: Any, instance: Any, schema: Any
+        ) -> Iterable[ValidationError]:
+            if instance is None and isinstance(schema, Mapping) and schema.get("nullable") is True:
+                return ()
+            return check(validator, value, instance, schema) or ()
+
+        return keyword
+
+    checks = {name: lenient(check) for name, check in cls.VALIDATORS.items()}
+    extended: type[Validator] = extend(cls, checks)  # type: ignore[no-untyped-call]
+    return extended
 
 
 def _short(value: Any) -> str:

@@ -737,6 +737,100 @@ def test_bind_omits_optional_arguments_not_given_or_none() -> None:
     assert bind_arguments(model, ("x",), {"tag": None}) == {"q": "x", "tag": None}  # null is a value here
 
 
+def send(model: ToolModel, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """What a tool function sends: the call bound as Python would, then checked as the hub checks it."""
+    arguments = bind_arguments(model, args, kwargs)
+    ArgumentValidator(model.spec).validate(arguments)
+    return arguments
+
+
+def test_nullable_true_accepts_and_sends_none() -> None:
+    model = model_for(
+        {
+            "q": {"type": "string", "nullable": True},
+            "lang": {"type": "string", "nullable": True},
+            "mode": {"enum": ["fast", "slow"], "nullable": True},
+            "size": {"$ref": "#/$defs/Size", "nullable": True},
+            "off": {"type": "string", "nullable": False},
+        },
+        ("q",),
+        **{"$defs": {"Size": {"type": "integer", "minimum": 1}}},
+    )
+    assert render_signature(model) == (
+        't(q: str | None, *, lang: str | None = None, mode: Literal["fast", "slow"] | None = None, '
+        "size: int | None = None, off: str | None = None) -> Any"
+    )
+    assert send(model, None, lang=None, mode=None, size=None) == {
+        "q": None,
+        "lang": None,
+        "mode": None,
+        "size": None,
+    }
+    assert send(model, "x", off=None) == {"q": "x"}  # nullable: false accepts no null: None is not sent
+    with pytest.raises(ToolArgumentError, match="argument lang must be of type str; got 3"):
+        send(model, "x", lang=3)
+    with pytest.raises(ToolArgumentError, match="argument size: 0 is less than the minimum of 1"):
+        send(model, "x", size=0)
+
+
+def test_top_level_alternatives_that_take_extra_keys_give_kwargs() -> None:
+    alternatives = [
+        {"properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": True},
+        {
+            "properties": {"id": {"type": "integer"}},
+            "required": ["id"],
+            "patternProperties": {"^x-": {"type": "string"}},
+            "additionalProperties": False,
+        },
+    ]
+    for key in ("anyOf", "oneOf"):
+        model = build_tool_model(ToolSpec("s", "t", input_schema={"type": "object", key: alternatives}), "t")
+        assert (
+            render_signature(model)
+            == "t(*, name: str | None = None, id: int | None = None, **kwargs: Any) -> Any"
+        )
+        assert send(model, name="n", colour="red") == {"name": "n", "colour": "red"}
+        assert send(model, id=3, **{"x-team": "core"}) == {"id": 3, "x-team": "core"}
+        with pytest.raises(ToolArgumentError):  # validation still applies the exact rule
+            send(model, id=3, colour="red")
+    typed = build_tool_model(ToolSpec("s", "t", input_schema={"oneOf": alternatives[1:]}), "t")
+    assert render_signature(typed) == "t(id: int, **kwargs: str) -> Any"
+    closed_alternative = {**alternatives[1], "patternProperties": {}}  # no pattern: no extra key either
+    closed = build_tool_model(ToolSpec("s", "t", input_schema={"anyOf": [closed_alternative]}), "t")
+    assert closed.kwargs_name is None  # no alternative takes extra keys: a typo is still caught
+    with pytest.raises(ToolArgumentError, match="unexpected keyword argument 'idd'"):
+        send(closed, idd=3)
+
+
+def test_any_typed_parameter_sends_none_when_its_schema_accepts_null() -> None:
+    model = model_for(
+        {
+            "meta": {"description": "anything"},
+            "neg": {"not": {"type": "string"}},
+            "short": {"minLength": 2},
+            "ref": {"$ref": "#/$defs/NotText"},
+            "never": {"not": {"type": "null"}},
+        },
+        **{"$defs": {"NotText": {"not": {"type": "string"}}}},
+    )
+    assert all(isinstance(p.type, AnyType) for p in model.params)
+    assert [p.name for p in model.params if p.nullable] == ["meta", "neg", "short", "ref"]
+    nones = dict.fromkeys(["meta", "neg", "short", "ref", "never"])
+    assert send(model, **nones) == dict.fromkeys(["meta", "neg", "short", "ref"])
+
+
+def test_an_extra_key_may_be_a_renamed_parameters_python_name() -> None:
+    model = model_for({"class": {"type": "integer"}}, additionalProperties=True)
+    assert render_signature(model) == "t(*, class_: int | None = None, **kwargs: Any) -> Any"
+    # The parameter named by its wire name leaves its Python name free for an extra key, in any order.
+    assert send(model, **{"class": 1, "class_": 2}) == {"class": 1, "class_": 2}
+    assert send(model, **{"class_": 2, "class": 1}) == {"class": 1, "class_": 2}
+    assert send(model, class_=1) == {"class": 1}  # alone, the Python name is the parameter it names
+    closed = model_for({"class": {"type": "integer"}})
+    with pytest.raises(ToolArgumentError, match="got multiple values for argument 'class_'"):
+        send(closed, **{"class": 1, "class_": 2})
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "message", "field"),
     [
