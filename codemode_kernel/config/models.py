@@ -104,6 +104,9 @@ class ServerConfig(ConfigModel):
     disabled: StrictBool = False
     timeout: Seconds | None = None
     """Default timeout of one tool call, in seconds; None leaves it to the caller."""
+    max_result_bytes: Annotated[int, Field(strict=True, ge=4096)] | None = None
+    """The longest message a stdio server may send (one line of JSON: a tool result's size); a longer one
+    fails its call. None: 32 MiB (``hub.stdio.DEFAULT_MAX_RESULT_BYTES``)."""
     prefix: str = ""
     """Prepended to this server's function names (``gh_`` turns ``create_issue`` into ``gh_create_issue``)."""
     protocol: str = "legacy"
@@ -172,7 +175,13 @@ class ServerConfig(ConfigModel):
                 'or write "type": "stdio" with a "command"',
                 field="url",
             )
-        local_only = {"args": self.args, "env": self.env, "envFile": self.env_file, "cwd": self.cwd}
+        local_only = {
+            "args": self.args,
+            "env": self.env,
+            "envFile": self.env_file,
+            "cwd": self.cwd,
+            "maxResultBytes": self.max_result_bytes,
+        }
         for key, value in local_only.items():
             if value:
                 raise _invalid(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import mcp_types as types
-from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from ..config import ServerConfig
 from ..errors import ServerError
 from ..toolspec import ToolSpec
+from .stdio import DEFAULT_MAX_RESULT_BYTES, StdoutNoise, stdio_transport
 
 __all__ = ["ProgressCallback", "ServerConnection", "ServerState"]
 
@@ -59,6 +60,8 @@ class ServerConnection:
         self.server_name: str | None = None
         self.restarts = 0
         self.log_path: Path | None = None
+        self.stdout_noise = StdoutNoise()
+        """Lines a stdio server wrote to stdout that are not JSON-RPC, counted over every (re)start."""
         if config.transport == "stdio":
             log_dir.mkdir(parents=True, exist_ok=True)
             self.log_path = log_dir / f"{_safe_file_name(config.name)}.stderr.log"
@@ -255,10 +258,9 @@ class ServerConnection:
 
     async def _own(self) -> None:
         """The owner task: enter the client, list tools, hold the connection until told to stop."""
-        errlog = open(self.log_path, "a", encoding="utf-8") if self.log_path else None  # noqa: SIM115
         try:
             async with Client(
-                self._transport(errlog), mode=self._mode(), message_handler=self._on_message
+                self._transport(), mode=self._mode(), message_handler=self._on_message
             ) as client:
                 self.protocol_version = client.protocol_version
                 info = client.server_info
@@ -275,8 +277,6 @@ class ServerConnection:
         finally:
             self._client = None
             self._ready.set()
-            if errlog is not None:
-                errlog.close()
 
     async def _stop_owner(self) -> None:
         """End the owner task: politely when it holds a connection, at once when still connecting."""
@@ -295,14 +295,21 @@ class ServerConnection:
         with contextlib.suppress(BaseException):
             await owner
 
-    def _transport(self, errlog: Any) -> Any:
+    def _transport(self) -> Any:
         cfg = self.config
         if cfg.transport == "stdio":
-            assert cfg.command is not None
+            assert cfg.command is not None and self.log_path is not None
             params = StdioServerParameters(
                 command=cfg.command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd
             )
-            return stdio_client(params, errlog=errlog)
+            # Ours, not the SDK's stdio_client: linear reading, a size cap, a capped stderr log (stdio.py).
+            return stdio_transport(
+                params,
+                server=self.name,
+                log_path=self.log_path,
+                max_line_bytes=cfg.max_result_bytes or DEFAULT_MAX_RESULT_BYTES,
+                noise=self.stdout_noise,
+            )
         assert cfg.url is not None
         headers = dict(cfg.headers)
         if cfg.transport == "sse":

@@ -28,6 +28,7 @@ from ..toolspec import ToolSpec
 from ..typegen import ArgumentValidator
 from .connection import ProgressCallback, ServerConnection, ServerState
 from .loop import LoopThread
+from .stdio_reader import REFUSED_BY_TRANSPORT, take_transport_warnings
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "ServerStatus", "ToolHub"]
 
@@ -50,6 +51,19 @@ class ServerStatus:
     protocol_version: str | None
     restarts: int
     warnings: tuple[str, ...]
+    non_json_lines: int = 0
+    """Lines the server wrote to its stdout that are not JSON-RPC (they were skipped), over every start."""
+    last_non_json_line: str | None = None
+
+    def stdout_note(self) -> str | None:
+        """One line about the non-JSON-RPC lines on the server's stdout, or None when there were none."""
+        if not self.non_json_lines:
+            return None
+        return (
+            f"{self.non_json_lines} line{'s' if self.non_json_lines != 1 else ''} on its stdout "
+            f"{'were' if self.non_json_lines != 1 else 'was'} not JSON-RPC and skipped (a server should "
+            f"log to stderr); the last: {self.last_non_json_line!r}"
+        )
 
 
 class ToolHub:
@@ -147,6 +161,8 @@ class ToolHub:
                     protocol_version=conn.protocol_version if conn else None,
                     restarts=conn.restarts if conn else 0,
                     warnings=tuple(conn.warnings) if conn else (),
+                    non_json_lines=conn.stdout_noise.lines if conn else 0,
+                    last_non_json_line=conn.stdout_noise.last if conn else None,
                 )
             )
         return out
@@ -314,6 +330,9 @@ class ToolHub:
                 message = f"{server}/{tool} did not answer within {limit:g} s; it was cancelled at the server"
                 self.call_log.finish(record, "timeout", error=message)
                 raise ToolTimeoutError(message, tool=tool, timeout=limit) from None
+            if exc.data == REFUSED_BY_TRANSPORT:  # not the server's error: our stdio reader refused it
+                self._fail(record, exc.message)
+                raise ServerError(f"{tool}: {exc.message}", server=server) from None
             self._fail(record, f"{exc.message} (MCP error {exc.code})")
             raise ServerError(f"{tool}: {exc.message} (MCP error {exc.code})", server=server) from exc
         except ServerError as exc:
@@ -322,7 +341,7 @@ class ToolHub:
         except Exception as exc:
             self._fail(record, f"{type(exc).__name__}: {exc}")
             raise ServerError(f"{tool}: {type(exc).__name__}: {exc}", server=server) from exc
-        warnings = self._check_output(spec, result)
+        warnings = take_transport_warnings(result) + self._check_output(spec, result)
         self.call_log.finish(
             record, "tool_error" if result.get("isError") else "ok", result=result, warnings=warnings
         )

@@ -1,0 +1,135 @@
+"""The hub's stdio transport against a server that abuses its stdio: bad Unicode, huge results, noise.
+
+Every test runs the real server process (tests/servers/stdio_faults_server.py) through a real ToolHub.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codemode_kernel.config import ServerConfig
+from codemode_kernel.errors import ServerError
+from codemode_kernel.hub import ToolHub
+from codemode_kernel.hub.stdio import STDERR_LOG_BYTES
+
+pytestmark = pytest.mark.integration
+
+FAULTS = Path(__file__).resolve().parents[1] / "servers" / "stdio_faults_server.py"
+
+
+def faults(*args: str, **extra: Any) -> ServerConfig:
+    return ServerConfig(
+        name="faults", transport="stdio", command=sys.executable, args=[str(FAULTS), *args], **extra
+    )
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return "".join(block.get("text", "") for block in result["content"])
+
+
+@pytest.fixture
+def hub(tmp_path: Path):
+    with ToolHub([faults(max_result_bytes=1_000_000)], state_dir=tmp_path / ".codemode") as h:
+        yield h
+
+
+@pytest.mark.parametrize("tool", ["surrogate", "latin1"])
+def test_a_result_that_is_not_valid_unicode_arrives_at_once_with_the_character_replaced(
+    hub: ToolHub, tool: str
+) -> None:
+    started = time.monotonic()
+    result = hub.call("faults", tool, timeout=10)
+    assert time.monotonic() - started < 5  # it used to wait out the whole timeout
+    assert text_of(result) == "caf\ufffd"
+    record = hub.call_log.records()[-1]
+    assert record.status == "ok"
+    assert any("U+FFFD" in w and "faults/" + tool in w for w in record.warnings), record.warnings
+    assert "_meta" not in result  # the warning travels in the record, not in the server's result
+    assert text_of(hub.call("faults", "echo", {"text": "still fine"})) == "still fine"
+
+
+@pytest.mark.parametrize("id_last", [False, True])
+def test_a_result_over_max_result_bytes_fails_at_once_naming_the_tool_size_and_setting(
+    hub: ToolHub, id_last: bool
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(ServerError) as caught:
+        hub.call("faults", "big", {"size": 3_000_000, "id_last": id_last}, timeout=30)
+    assert time.monotonic() - started < 10
+    message = str(caught.value)
+    assert "'faults'" in message and "big" in message
+    assert re.search(r"3,000,\d{3} bytes", message), message  # the answer's size, the result's JSON
+    assert "1,000,000" in message and "maxResultBytes" in message
+    assert hub.call_log.records()[-1].status == "server_error"
+    # The connection survives the dropped answer: the next call works, and so does one under the limit.
+    assert text_of(hub.call("faults", "echo", {"text": "after"})) == "after"
+    assert len(text_of(hub.call("faults", "big", {"size": 900_000}))) == 900_000
+
+
+def test_an_answer_that_is_not_json_rpc_fails_the_call_at_once(hub: ToolHub) -> None:
+    started = time.monotonic()
+    with pytest.raises(ServerError, match=r"not_rpc.*not a valid JSON-RPC"):
+        hub.call("faults", "not_rpc", timeout=10)
+    assert time.monotonic() - started < 5
+
+
+def test_a_30_mb_result_arrives_whole_and_fast(tmp_path: Path) -> None:
+    size = 30_000_000
+    with ToolHub([faults()], state_dir=tmp_path / ".codemode") as hub:
+        # The SDK's own reader took about 25 s for this (it splits its whole buffer on every chunk).
+        result = hub.call("faults", "big", {"size": size, "id_last": True}, timeout=10)
+    assert len(text_of(result)) == size
+
+
+def test_lines_that_are_not_json_are_counted_not_logged_with_a_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with ToolHub([faults("--banner", "3")], state_dir=tmp_path / ".codemode") as hub:
+        assert text_of(hub.call("faults", "chatter", {"lines": 50})) == "chattered"
+        status = hub.status()[0]
+    assert status.non_json_lines == 53
+    assert status.last_non_json_line == "chatter line 49: not JSON"
+    assert "53 lines" in (status.stdout_note() or "") and "chatter line 49" in (status.stdout_note() or "")
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING and "not JSON" in r.getMessage()]
+    assert len(warnings) == 1  # the first such line is reported once; the rest are counted
+
+
+def test_a_chatty_servers_stderr_log_is_capped_and_keeps_the_newest_lines(tmp_path: Path) -> None:
+    state = tmp_path / ".codemode"
+    with ToolHub([faults()], state_dir=state) as hub:
+        log_path = Path(hub.status()[0].log_path or "")
+        hub.call("faults", "flood", {"size": STDERR_LOG_BYTES, "last": "first flood ends"})
+        with pytest.raises(ServerError, match="exited during the call") as caught:
+            hub.call(
+                "faults",
+                "flood",
+                {"size": 3 * STDERR_LOG_BYTES, "last": "FATAL: the last words", "crash": True},
+            )
+        assert str(log_path) in str(caught.value)
+        # Restarted: the new process's output goes to the same capped log.
+        assert text_of(hub.call("faults", "echo", {"text": "back"})) == "back"
+    logs = sorted(log_path.parent.glob(log_path.name + "*"))
+    assert [p.name for p in logs] == [log_path.name, log_path.name + ".1"]
+    assert sum(p.stat().st_size for p in logs) <= STDERR_LOG_BYTES
+    assert b"FATAL: the last words" in log_path.read_bytes()  # the newest lines, which explain the crash
+
+
+def test_an_oversized_log_from_an_older_release_is_cut_to_the_cap(tmp_path: Path) -> None:
+    state = tmp_path / ".codemode"
+    log_path = state / "logs" / "faults.stderr.log"
+    log_path.parent.mkdir(parents=True)
+    log_path.write_bytes(b"old line\n" * (STDERR_LOG_BYTES // 4))  # more than twice the cap
+    with ToolHub([faults()], state_dir=state) as hub:
+        hub.call("faults", "flood", {"size": 1000, "last": "new words"})
+    logs = sorted(log_path.parent.glob(log_path.name + "*"))
+    assert sum(p.stat().st_size for p in logs) <= STDERR_LOG_BYTES
+    assert b"new words" in log_path.read_bytes()
