@@ -12,6 +12,11 @@ zygote -> executor   ``ready`` {pid, capabilities}; ``spawned`` {id, pid}; ``exi
 
 Each worker is confined by ``sandbox.enter_sandbox`` right after the fork, before it reads its program;
 what the machine supports is probed once, here, at start.
+
+The zygote reaps every process the executor started: it is a child subreaper, so the PID 1 of a worker
+whose warden was killed (a deadline, an interrupt) is handed to it rather than to the machine's PID 1
+(which, in a container without an init, never reaps). When told to exit, or when the executor goes away,
+it kills the workers still running and reaps them before it exits; the executor then reaps the zygote.
 """
 
 from __future__ import annotations
@@ -25,19 +30,21 @@ import select
 import signal
 import socket
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from typing import Any
 
 # Imported here, once, by the zygote: a forked worker finds them loaded instead of importing them again.
 from .channel import Channel
-from .sandbox import SandboxError, SandboxPolicy, enter_sandbox, probe
+from .sandbox import SandboxError, SandboxPolicy, become_child_subreaper, enter_sandbox, probe
 from .toolset import ToolRuntime, build_tools_module
 from .worker import serve as serve_programs
 
 __all__ = ["main"]
 
 _CONTROL_PACKET = 65536
+_EXIT_WAIT = 3.0  # seconds the exiting zygote waits for its killed workers to be gone
 
 
 def _send(control: socket.socket, message: dict[str, Any]) -> None:
@@ -50,7 +57,8 @@ def _exit_status(status: int) -> dict[str, int]:
     return {"code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1}
 
 
-def _reap(control: socket.socket) -> None:
+def _reap(control: socket.socket, spawned: set[int]) -> None:
+    """Collect every child that ended; report those the executor knows (orphans handed to us are not)."""
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -58,7 +66,30 @@ def _reap(control: socket.socket) -> None:
             return
         if pid == 0:
             return
-        _send(control, {"type": "exited", "pid": pid, **_exit_status(status)})
+        if pid in spawned:
+            spawned.discard(pid)
+            with contextlib.suppress(OSError):  # the executor may be gone already
+                _send(control, {"type": "exited", "pid": pid, **_exit_status(status)})
+
+
+def _end_workers(spawned: set[int], wake: int) -> None:
+    """Before exiting: SIGKILL every worker still running (with its process group) and reap all children.
+
+    Each warden's PID 1 dies with it (parent-death signal) and, as an orphan, is ours to reap too.
+    """
+    for pid in spawned:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + _EXIT_WAIT
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # nothing left
+        if pid == 0:
+            select.select([wake], [], [], left)  # SIGCHLD writes to the wake-up pipe
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake, 4096)
 
 
 def _child(
@@ -100,6 +131,7 @@ def _child(
 
 def serve(control: socket.socket, setup: dict[str, Any]) -> None:
     """Preload, build the tools module, then fork a worker for every ``spawn`` until told to exit."""
+    become_child_subreaper()
     for name in setup.get("preload") or ():
         try:
             importlib.import_module(name)
@@ -115,34 +147,39 @@ def serve(control: socket.socket, setup: dict[str, Any]) -> None:
     os.set_blocking(wake_write, False)
     signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
     signal.set_wakeup_fd(wake_write)
-    while True:
-        watched: list[Any] = [control, wake_read]
-        readable, _, _ = select.select(watched, [], [], 1.0)
-        if wake_read in readable:
-            with contextlib.suppress(BlockingIOError):
-                os.read(wake_read, 4096)
-        _reap(control)
-        if control not in readable:
-            continue
-        data, fds, _flags, _addr = socket.recv_fds(control, _CONTROL_PACKET, 4)
-        if not data:
-            return  # the executor went away
-        message = json.loads(data)
-        if message.get("type") == "exit":
-            return
-        if message.get("type") != "spawn" or len(fds) != 1 or not isinstance(message.get("policy"), dict):
-            for fd in fds:
-                os.close(fd)
-            _send(control, {"type": "failed", "id": message.get("id"), "error": "bad spawn request"})
-            continue
-        pid = os.fork()
-        if pid == 0:
-            signal.set_wakeup_fd(-1)
-            os.close(wake_read)
-            os.close(wake_write)
-            _child(control, fds[0], message["policy"], caps, tools_module, runtime)
-        os.close(fds[0])
-        _send(control, {"type": "spawned", "id": message.get("id"), "pid": pid})
+    spawned: set[int] = set()
+    try:
+        while True:
+            watched: list[Any] = [control, wake_read]
+            readable, _, _ = select.select(watched, [], [], 1.0)
+            if wake_read in readable:
+                with contextlib.suppress(BlockingIOError):
+                    os.read(wake_read, 4096)
+            _reap(control, spawned)
+            if control not in readable:
+                continue
+            data, fds, _flags, _addr = socket.recv_fds(control, _CONTROL_PACKET, 4)
+            if not data:
+                return  # the executor went away
+            message = json.loads(data)
+            if message.get("type") == "exit":
+                return
+            if message.get("type") != "spawn" or len(fds) != 1 or not isinstance(message.get("policy"), dict):
+                for fd in fds:
+                    os.close(fd)
+                _send(control, {"type": "failed", "id": message.get("id"), "error": "bad spawn request"})
+                continue
+            pid = os.fork()
+            if pid == 0:
+                signal.set_wakeup_fd(-1)
+                os.close(wake_read)
+                os.close(wake_write)
+                _child(control, fds[0], message["policy"], caps, tools_module, runtime)
+            spawned.add(pid)
+            os.close(fds[0])
+            _send(control, {"type": "spawned", "id": message.get("id"), "pid": pid})
+    finally:
+        _end_workers(spawned, wake_read)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

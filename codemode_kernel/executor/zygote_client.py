@@ -33,6 +33,7 @@ WORKER_ENV_ALLOWLIST = (
 """Environment variables a worker inherits; everything else (tokens, keys, cloud settings) stays out."""
 
 _START_TIMEOUT = 60.0
+_STOP_TIMEOUT = 5.0  # the zygote kills and reaps its workers before it exits (about 3 s at the most)
 
 
 class ZygoteError(CodeModeError):
@@ -155,14 +156,14 @@ class Zygote:
         return pid, exited
 
     def stop(self) -> None:
-        """Ask the zygote to exit, and make sure it does."""
+        """Ask the zygote to exit (it ends and reaps its workers first), make sure it does, and reap it."""
         if self._reader is not None:
             self._reader.cancel()
         with contextlib.suppress(OSError):
             self.control.send(json.dumps({"type": "exit"}).encode())
         self.control.close()
         try:
-            self.process.wait(timeout=2)
+            self.process.wait(timeout=_STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()

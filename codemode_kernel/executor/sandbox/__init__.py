@@ -7,8 +7,9 @@ How the runner uses it (three processes, each with its own calls)::
 
     zygote (pre-started, single-threaded, long-lived; started with OPENBLAS_NUM_THREADS=1 and a
             scrubbed environment, before it preloads modules)
+        become_child_subreaper()               # orphaned PID 1s come back to it, not to the machine's init
         caps = probe()                         # once, at start; send caps.to_dict() to the kernel
-        pid = os.fork()                        # per execution; the zygote reaps pid as before
+        pid = os.fork()                        # per execution; the zygote reaps every child, orphans too
     warden = the forked child (the pid the zygote and the runner know)
         os.setsid()                            # its own process group, as before
         protections = enter_sandbox(policy, caps, keep_fds=(channel_fd,))
@@ -39,7 +40,7 @@ a layer the plan promised failed: report the execution as ``internal`` and do no
 from ._capabilities import Capabilities, probe
 from ._enter import enter_sandbox
 from ._errors import SandboxError
-from ._namespaces import fork_into_new_pid_namespace, kill_namespace, supervise
+from ._namespaces import become_child_subreaper, fork_into_new_pid_namespace, kill_namespace, supervise
 from ._plan import Protections, plan
 from ._policy import DEFAULT_ENV_ALLOWLIST, SandboxPolicy, default_hidden_paths
 
@@ -49,6 +50,7 @@ __all__ = [
     "Protections",
     "SandboxError",
     "SandboxPolicy",
+    "become_child_subreaper",
     "default_hidden_paths",
     "enter_sandbox",
     "fork_into_new_pid_namespace",

@@ -26,10 +26,17 @@ from typing import NoReturn
 from ._fds import close_fds_except
 from ._libc import CLONE_NEWPID, CLONE_NEWUSER, prctl, unshare
 
-__all__ = ["fork_into_new_pid_namespace", "kill_namespace", "supervise", "unshare_namespaces"]
+__all__ = [
+    "become_child_subreaper",
+    "fork_into_new_pid_namespace",
+    "kill_namespace",
+    "supervise",
+    "unshare_namespaces",
+]
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 
 _namespace_init = False
 
@@ -132,6 +139,21 @@ def supervise(
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
     os.kill(os.getpid(), number)
     os._exit(128 + number)
+
+
+def become_child_subreaper() -> bool:
+    """Make the calling process the reaper of its orphaned descendants (``PR_SET_CHILD_SUBREAPER``).
+
+    For the zygote: when a warden is killed, its PID 1 (and, without a PID namespace, whatever the
+    program left running) is handed to the zygote instead of the machine's PID 1, which in a container
+    without an init never reaps anything. The caller must then reap every child, not only those it forked.
+    Returns False where the option does not exist (not Linux, or Linux before 3.4).
+    """
+    try:
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+    except OSError:
+        return False
+    return True
 
 
 def kill_namespace() -> int:
