@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
 import shlex
 import sys
+import tokenize
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from .config import Config, find_config, load_config, trust_config
+from .config.jsontext import parse_json
 from .errors import CodeModeError, ConfigError, UntrustedConfigError
 from .hub import ServerStatus
 from .toolbox import RESERVED_NAMES, Toolbox
 from .toolspec import ToolSpec
-from .typegen import build_tool_models, render_stubs
+from .typegen import ToolModel, build_tool_models, render_stubs
 
 __all__ = ["main"]
 
@@ -153,15 +157,15 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 
 def _read_tools_json(source: str, server: str | None) -> list[ToolSpec]:
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        content = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        text = content.decode("utf-8-sig")
     except OSError as exc:
         raise ConfigError(f"cannot read it: {exc.strerror}", file=source) from None
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(
-            f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", file=source
+            f"is not UTF-8 text (byte {exc.start})", file=source, fix="save the listing as UTF-8"
         ) from None
+    data: Any = parse_json(text, file=source, fix="save the answer of a tools/list call as it came")
     if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
         data = data["result"]  # a whole JSON-RPC response
     tools = data.get("tools") if isinstance(data, dict) else data
@@ -207,12 +211,13 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         with Toolbox(config) as toolbox:
             statuses = toolbox.status()
             tool_count = len(toolbox.models)
+            unvalidated = _unvalidated_tools(toolbox.models)
     except CodeModeError as exc:
         print(f"problem: {exc}")
         return EXIT_PROBLEMS
     print("servers:")
     for status in statuses:
-        print(_describe_server(status))
+        print(_describe_server(status, said=unvalidated.get(status.name)))
         problems += status.state == "failed"
     print(f"tools: {tool_count} Python functions")
     problems += _print_sandbox(config)
@@ -247,7 +252,7 @@ def _print_config(config: Config) -> None:
         print(f"  warning: {warning}")
 
 
-def _describe_server(status: ServerStatus) -> str:
+def _describe_server(status: ServerStatus, said: _Unvalidated | None = None) -> str:
     head = f"  {status.name} [{status.transport}]: {status.state}"
     if status.state == "ready":
         head += f", {status.tools} tools, protocol {status.protocol_version}"
@@ -259,8 +264,45 @@ def _describe_server(status: ServerStatus) -> str:
         lines.append(f"    fix: {_fix_for(status)}")
     if status.log_path and status.state == "failed":
         lines.append(f"    stderr log: {status.log_path}")
-    lines.extend(f"    warning: {w}" for w in status.warnings)
+    lines.extend(f"    warning: {w}" for w in status.warnings if not said or w not in said.warnings)
+    if said:
+        lines.extend(said.lines)
+        lines.append(
+            "    fix: tell the server's author which schemas are broken; until then pass only the arguments "
+            'the tool documents, or keep it out of code mode with "excludedTools"'
+        )
     return "\n".join(lines)
+
+
+@dataclass
+class _Unvalidated:
+    """One server's tools whose arguments are not validated: a line each, and the hub warnings they cover."""
+
+    lines: list[str] = field(default_factory=list)
+    warnings: set[str] = field(default_factory=set)
+
+
+def _unvalidated_tools(models: list[ToolModel]) -> dict[str, _Unvalidated]:
+    """Per server, the tools whose input schema switched argument validation off, and why.
+
+    The hub tolerates such schemas (a missing or non-object inputSchema, one jsonschema cannot compile)
+    so the tool stays usable; doctor is where the user learns that nothing checks what is sent to it.
+    """
+    found: dict[str, _Unvalidated] = {}
+    for model in models:
+        spec, validator = model.spec, model.validator
+        if spec.input_schema_problem:
+            reason = f"{spec.input_schema_problem}, so it is offered without parameters"
+        elif validator is not None and not validator.enabled and validator.warning:
+            prefix, suffix = f"{spec.qualified_name}: ", "; arguments are sent unchecked"
+            reason = validator.warning.removeprefix(prefix).removesuffix(suffix)
+        else:
+            continue
+        entry = found.setdefault(spec.server, _Unvalidated())
+        entry.lines.append(f"    tool {model.function_name}(): arguments are not validated: {reason}")
+        # The hub's own warning about a replaced schema says the same; show it once.
+        entry.warnings.update(f"{spec.server}: {warning}" for warning in spec.warnings)
+    return found
 
 
 def _fix_for(status: ServerStatus) -> str:
@@ -282,9 +324,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .executor.result import format_result_text
 
     try:
-        code = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
-    except OSError as exc:
-        print(f"codemode: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        code = _read_program(args.file)
+    except _UnreadableProgramError as exc:
+        print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.timeout is not None and not 1 <= args.timeout <= 300:
         print(f"codemode: --timeout must be between 1 and 300 seconds, not {args.timeout:g}", file=sys.stderr)
@@ -301,6 +343,45 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_result_text(result))
     return result.exit_code
+
+
+class _UnreadableProgramError(Exception):
+    """The program file cannot be read or decoded: a usage error (exit 2), not an error of the program."""
+
+
+def _read_program(source: str) -> str:
+    """The program's text, decoded as Python decodes a source file.
+
+    That is UTF-8 (with or without a byte order mark) unless a coding comment on line 1 or 2 says
+    otherwise (PEP 263), so a file ``python prog.py`` runs is read the same way here.
+    """
+    name = "standard input" if source == "-" else source
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        raise _UnreadableProgramError(f"cannot read {source}: {exc.strerror}") from None
+    declared: str | None = None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        # An unknown declared encoding, or a first line that is not UTF-8 (decoding below says where).
+        encoding, declared = "utf-8", exc.msg
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        label = "UTF-8" if encoding.startswith("utf-8") else f"{encoding} (as its coding comment says)"
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _UnreadableProgramError(
+            f"{name}: not {label} text: byte 0x{data[exc.start]:02x} at position {exc.start} "
+            f"(line {line}) cannot be decoded\n  fix: save it as UTF-8, or declare its encoding in a "
+            "comment on line 1 or 2, e.g. # -*- coding: latin-1 -*-"
+        ) from None
+    if declared is not None:
+        raise _UnreadableProgramError(
+            f"{name}: {declared}\n  fix: declare an encoding Python knows (e.g. # -*- coding: utf-8 -*-), "
+            "or remove the coding comment"
+        )
+    return text
 
 
 # -- install, lab ------------------------------------------------------------------------------------

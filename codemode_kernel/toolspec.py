@@ -14,6 +14,8 @@ class ToolSpec:
 
     Keeping the raw schemas means argument validation never depends on how well they were translated
     to Python types. ``warnings`` holds what was repaired while listing (a missing ``"type"``...).
+    ``input_schema_problem`` says why the server's inputSchema was replaced by ``{"type": "object"}`` (it
+    sent none, or not an object): then nothing is known about the arguments, and they are not validated.
     """
 
     server: str
@@ -24,6 +26,7 @@ class ToolSpec:
     title: str | None = None
     annotations: dict[str, Any] | None = None
     warnings: tuple[str, ...] = ()
+    input_schema_problem: str | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -59,11 +62,10 @@ class ToolSpec:
         warnings: list[str] = []
         name = str(tool.get("name", ""))
         schema = tool.get("inputSchema")
+        problem = None
         if not isinstance(schema, dict):
-            if schema is not None:
-                warnings.append(
-                    f"tool {name!r}: inputSchema is not an object; treated as taking no arguments"
-                )
+            problem = "no inputSchema" if schema is None else "inputSchema is not an object"
+            warnings.append(f"tool {name!r}: {problem}; treated as taking no arguments")
             schema = {"type": "object"}
         elif "type" not in schema:
             warnings.append(f'tool {name!r}: inputSchema has no "type"; assumed "object"')
@@ -82,4 +84,5 @@ class ToolSpec:
             title=tool.get("title") if isinstance(tool.get("title"), str) else None,
             annotations=annotations if isinstance(annotations, dict) else None,
             warnings=tuple(warnings),
+            input_schema_problem=problem,
         )

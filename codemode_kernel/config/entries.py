@@ -6,6 +6,8 @@ servers, so a disabled entry may refer to variables that are not set (that is of
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,9 @@ __all__ = ["load_server"]
 
 # Per-server keys other tools write that mean nothing here; ignored without a warning.
 _FOREIGN_SERVER_KEYS = frozenset({"dev", "gallery", "autoApprove", "alwaysAllow"})
+
+# A name every shell can set and read; others still reach the server, with a warning.
+_PORTABLE_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def load_server(name: str, raw: Any, path: str, expander: Expander) -> tuple[ServerConfig, list[str]]:
@@ -48,6 +53,7 @@ def load_server(name: str, raw: Any, path: str, expander: Expander) -> tuple[Ser
         silent=_FOREIGN_SERVER_KEYS,
     )
     server = validate(ServerConfig, {**raw, "name": name}, file=file, path=path)
+    warnings += _check_env(server.env, join(path, "env"), file=file)
     if server.disabled:
         return server, warnings
     return _expand_server(server, path, expander), warnings
@@ -99,6 +105,49 @@ def _expand_server(server: ServerConfig, path: str, expander: Expander) -> Serve
         update["env"] = {**_read_env_file(env_file, join(path, "envFile"), file=file), **update["env"]}
         update["env_file"] = env_file
     return server.model_copy(update=update)
+
+
+def _check_env(env: dict[str, str], path: str, *, file: str) -> list[str]:
+    """Refuse what no process environment can hold (it would fail only at connect); warn about odd names.
+
+    Checked as written, so a disabled server is checked too: names are never expanded.
+    """
+    warnings = []
+    for key, value in env.items():
+        where = join(path, key)
+        problem = _unusable_name(key)
+        if problem:
+            raise ConfigError(
+                f"{json.dumps(key)} is not a usable environment variable name: {problem}",
+                file=file,
+                path=where,
+                fix='rename it with letters, digits and "_" only, e.g. "API_TOKEN"',
+            )
+        if "\0" in value:
+            # The value is not shown: env values are often secrets.
+            raise ConfigError(
+                "the value contains a NUL character, which no environment variable can hold",
+                file=file,
+                path=where,
+                fix="remove the NUL character (\\u0000) from the value",
+            )
+        if not _PORTABLE_ENV_NAME.fullmatch(key):
+            warnings.append(
+                f"{file}: {where}: not a portable environment variable name (letters, digits and _, not "
+                "starting with a digit); the server gets it as written, but a shell cannot set or read it"
+            )
+    return warnings
+
+
+def _unusable_name(key: str) -> str | None:
+    """Why ``key`` cannot work as a variable name (no program could read it, or exec refuses it), or None."""
+    if not key:
+        return "it is empty"
+    if "=" in key:
+        return 'it contains "=", which ends a name'
+    if "\0" in key:
+        return "it contains a NUL character"
+    return None
 
 
 def _read_env_file(env_file: Path, path: str, *, file: str) -> dict[str, str]:

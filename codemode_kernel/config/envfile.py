@@ -31,6 +31,12 @@ def parse_env_file(text: str) -> dict[str, str]:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if "\0" in line:
+            raise EnvFileError(
+                "contains a NUL character, which no environment variable can hold",
+                line=number,
+                fix="remove the NUL character (a text editor may show it as ^@)",
+            )
         match = _LINE.fullmatch(line)
         if match is None:
             raise EnvFileError(

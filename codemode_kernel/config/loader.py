@@ -29,6 +29,7 @@ from .entries import load_server
 from .expand import Expander
 from .jsonc import strip_jsonc
 from .jsonpath import join
+from .jsontext import DuplicateKey, duplicate_keys, parse_json
 from .models import Config, ConfigModel, ConfigOrigin, Defaults, ModelConfig, ServerConfig
 from .trust import content_digest, trust_state
 from .validation import json_kind, unknown_key_warnings, validate
@@ -39,6 +40,13 @@ logger = logging.getLogger("codemode_kernel.config")
 
 _SETTINGS_KEYS = ("defaults", "models", "workspace")
 _TOP_LEVEL_KEYS = ("mcpServers", "servers", *_SETTINGS_KEYS, "$schema")
+
+# Top-level keys whose null would otherwise read as "not set"; a null there is more likely a mistake.
+_NULL_FIXES = {
+    "mcpServers": 'write "mcpServers": {} for no servers, or name them: {"weather": {"command": "..."}}',
+    "servers": 'write "servers": {} for no servers, or name them: {"weather": {"command": "..."}}',
+    "workspace": 'remove "workspace" to use the working directory, or write the path of a directory',
+}
 
 
 class _FileLayout(ConfigModel):
@@ -54,12 +62,16 @@ class _FileLayout(ConfigModel):
 
 @dataclass(frozen=True)
 class _Document:
-    """A config file as read: its path, the name messages use for it, its bytes and its JSON object."""
+    """A config file as read: its path, the name messages use for it, its bytes and its JSON object.
+
+    ``duplicates`` lists the keys written more than once (JSON keeps the last; see ``_check_duplicates``).
+    """
 
     path: Path
     display: str
     content: bytes
     data: dict[str, Any]
+    duplicates: tuple[DuplicateKey, ...] = ()
 
 
 def load_config(
@@ -97,12 +109,12 @@ def _load_file(
         env=env, file=doc.display, workspace_folder=_workspace_folder(path), base_dir=path.parent
     )
     servers_key = _servers_key(doc)
-    if own_format:
-        layout, warnings = _read_layout(doc, keys=_TOP_LEVEL_KEYS, warn_unknown=True)
-    else:
-        layout, warnings = _read_layout(doc, keys=(servers_key,) if servers_key else (), warn_unknown=False)
-        if servers_key is None:
-            warnings.append(f'{doc.display}: no "mcpServers" or "servers" object; no servers are configured')
+    keys = _TOP_LEVEL_KEYS if own_format else (servers_key,) if servers_key else ()
+    duplicates = _check_duplicates(doc, keys=keys, servers_key=servers_key)
+    layout, warnings = _read_layout(doc, keys=keys, warn_unknown=own_format)
+    warnings = duplicates + warnings
+    if not own_format and servers_key is None:
+        warnings.append(f'{doc.display}: no "mcpServers" or "servers" object; no servers are configured')
     raw_servers = (layout.mcp_servers if servers_key == "mcpServers" else layout.servers) or {}
     servers = {}
     for name, raw in raw_servers.items():
@@ -118,9 +130,11 @@ def _load_file(
     elif user_file.is_file():
         # Another tool's file names the servers; code-mode settings still come from the user's own config.
         user_doc = _read(user_file, "user", cwd)
-        user_layout, user_warnings = _read_layout(user_doc, keys=("defaults", "models"), warn_unknown=True)
+        user_keys = ("defaults", "models")
+        user_warnings = _check_duplicates(user_doc, keys=user_keys, servers_key=None)
+        user_layout, layout_warnings = _read_layout(user_doc, keys=user_keys, warn_unknown=True)
         defaults, models, settings_source = user_layout.defaults, user_layout.models, user_file
-        warnings += user_warnings
+        warnings += user_warnings + layout_warnings
     else:
         settings_source = None
 
@@ -163,21 +177,20 @@ def _read(path: Path, origin: ConfigOrigin, cwd: Path) -> _Document:
         ) from None
     if not text.strip():
         raise ConfigError("is empty", file=display, fix='write {"mcpServers": {}} or delete the file')
-    try:
-        data = json.loads(strip_jsonc(text))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            file=display,
-            fix="correct the JSON at that position (comments and trailing commas are allowed)",
-        ) from None
+    text = strip_jsonc(text)
+    data = parse_json(
+        text,
+        file=display,
+        fix="correct the JSON at that position (comments and trailing commas are allowed)",
+    )
     if not isinstance(data, dict):
         raise ConfigError(
             f"must be a JSON object, not {json_kind(data)}",
             file=display,
             fix='write the servers as {"mcpServers": {"name": {"command": "...", "args": []}}}',
         )
-    return _Document(path=path, display=display, content=content, data=data)
+    duplicates = tuple(duplicate_keys(text))
+    return _Document(path=path, display=display, content=content, data=data, duplicates=duplicates)
 
 
 def _is_codemode_format(doc: _Document, user_file: Path) -> bool:
@@ -199,6 +212,35 @@ def _servers_key(doc: _Document) -> str | None:
     return next((key for key in ("mcpServers", "servers") if key in doc.data), None)
 
 
+def _check_duplicates(doc: _Document, *, keys: tuple[str, ...], servers_key: str | None) -> list[str]:
+    """Refuse a server written twice; return warnings for the other keys of ``keys`` written twice.
+
+    JSON keeps the last of two equal keys, here and in the JavaScript tools that write these files. A
+    server lost that way is refused, since nothing would show where it went; a key repeated inside an
+    entry or a setting is a warning, so the file still means here what it means to those tools.
+    """
+    warnings = []
+    for duplicate in doc.duplicates:
+        parts = duplicate.parts
+        if parts[0] not in keys:
+            continue
+        path = join("", *parts)
+        again = f"line {duplicate.line}, column {duplicate.column}"
+        if parts[0] == servers_key and len(parts) <= 2:
+            raise ConfigError(
+                f"is written more than once (again at {again}); only the last would be used",
+                file=doc.display,
+                path=path,
+                fix=f'put every server in one "{servers_key}" object'
+                if len(parts) == 1
+                else "give each server its own name, or delete the entry you do not want",
+            )
+        warnings.append(
+            f"{doc.display}: {path}: written more than once (again at {again}); the last one is used"
+        )
+    return warnings
+
+
 def _read_layout(
     doc: _Document, *, keys: tuple[str, ...], warn_unknown: bool
 ) -> tuple[_FileLayout, list[str]]:
@@ -216,6 +258,9 @@ def _read_layout(
                 warnings += unknown_key_warnings(
                     entry, ModelConfig, file=doc.display, path=join("models", index)
                 )
+    for key in keys:
+        if key in _NULL_FIXES and key in doc.data and doc.data[key] is None:
+            raise ConfigError("is null", file=doc.display, path=key, fix=_NULL_FIXES[key])
     data = {key: doc.data[key] for key in keys if key in doc.data}
     layout = validate(_FileLayout, data, file=doc.display, path="")
     _check_unique_refs(layout.models, doc)

@@ -79,9 +79,15 @@ ToolRef = Annotated[str, AfterValidator(_check_tool_ref)]
 
 
 class ConfigModel(BaseModel):
-    """Shared settings: camelCase keys in files, snake_case in Python, immutable once loaded."""
+    """Shared settings: camelCase keys in files, snake_case in Python, immutable once loaded.
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore")
+    Numbers must be finite: Python's JSON parser reads ``NaN`` and ``Infinity``, and ``1e400`` as infinity,
+    none of which is a usable timeout or size.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore", allow_inf_nan=False
+    )
 
 
 class ServerConfig(ConfigModel):

@@ -99,6 +99,12 @@ def _describe(error: ErrorDetails, loc: list[str | int]) -> tuple[str, str]:
         bound_key, words = _BOUNDS[kind]
         bound = f"{ctx.get(bound_key):g}"
         return f"must be {words} {bound} (got {_short_json(value)})", f"write a number {words} {bound}"
+    if kind == "finite_number":
+        return (
+            f"must be a finite number (got {_short_json(value)})",
+            "write an ordinary number, e.g. 30 (NaN and Infinity are not numbers, and 1e400 is too large "
+            "to be one)",
+        )
     if kind == "string_too_short":
         return "must not be empty", "write a value, or remove the key"
     return error["msg"], "see docs/configuration.md for the allowed values"
