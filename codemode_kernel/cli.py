@@ -264,6 +264,8 @@ def _describe_server(status: ServerStatus, said: _Unvalidated | None = None) -> 
         lines.append(f"    fix: {_fix_for(status)}")
     if status.log_path and status.state == "failed":
         lines.append(f"    stderr log: {status.log_path}")
+    if note := status.stdout_note():
+        lines.append(f"    stdout: {note}")
     lines.extend(f"    warning: {w}" for w in status.warnings if not said or w not in said.warnings)
     if said:
         lines.extend(said.lines)

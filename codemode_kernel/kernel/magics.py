@@ -233,6 +233,8 @@ def status_text(tools: KernelTools) -> str:
             text += f", {status.tools} tools"
         if status.error:
             text += f"\n    problem: {status.error}"
+        if note := status.stdout_note():
+            text += f"\n    stdout: {note}"
         lines.append(text)
     lines.append(f"tools: {len(tools.toolbox.models)} Python functions")
     if tools.skipped:

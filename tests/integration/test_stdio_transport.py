@@ -5,8 +5,11 @@ Every test runs the real server process (tests/servers/stdio_faults_server.py) t
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -133,3 +136,26 @@ def test_an_oversized_log_from_an_older_release_is_cut_to_the_cap(tmp_path: Path
     logs = sorted(log_path.parent.glob(log_path.name + "*"))
     assert sum(p.stat().st_size for p in logs) <= STDERR_LOG_BYTES
     assert b"new words" in log_path.read_bytes()
+
+
+def test_doctor_shows_the_count_and_the_last_line_that_was_not_json(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    entry = {"command": sys.executable, "args": [str(FAULTS), "--banner", "2"]}
+    (tmp_path / "servers.json").write_text(json.dumps({"mcpServers": {"faults": entry}}))
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
+    result = subprocess.run(
+        [sys.executable, "-m", "codemode_kernel.cli", "doctor", "--config", "servers.json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "faults [stdio]: ready" in result.stdout, result.stdout + result.stderr
+    assert (
+        "    stdout: 2 lines on its stdout were not JSON-RPC and skipped (a server should log to stderr); "
+        "the last: 'banner line 1: server starting'"
+    ) in result.stdout
+    assert "Traceback" not in result.stderr
