@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, find_config, load_config, trust_config
 from .config.jsontext import parse_json
@@ -23,6 +23,9 @@ from .hub import ServerStatus
 from .toolbox import RESERVED_NAMES, Toolbox
 from .toolspec import ToolSpec
 from .typegen import ToolModel, build_tool_models, render_stubs
+
+if TYPE_CHECKING:
+    from .executor.sandbox import Protections
 
 __all__ = ["main"]
 
@@ -212,6 +215,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
             statuses = toolbox.status()
             tool_count = len(toolbox.models)
             unvalidated = _unvalidated_tools(toolbox.models)
+            sandbox = _worker_protections(toolbox)
     except CodeModeError as exc:
         print(f"problem: {exc}")
         return EXIT_PROBLEMS
@@ -220,20 +224,31 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         print(_describe_server(status, said=unvalidated.get(status.name)))
         problems += status.state == "failed"
     print(f"tools: {tool_count} Python functions")
-    problems += _print_sandbox(config)
+    problems += _print_sandbox(sandbox)
     print("no problems found" if problems == 0 else f"{problems} problem(s) found")
     return EXIT_OK if problems == 0 else EXIT_PROBLEMS
 
 
-def _print_sandbox(config: Config) -> int:
-    """What isolates code-mode workers here, naming each missing layer loudly; returns the count missing."""
-    from .config import resolve_code_mode
-    from .executor.sandbox import SandboxPolicy, plan, probe
+def _worker_protections(toolbox: Toolbox) -> Protections | str:
+    """The protections a code-mode worker applies here, as one reports them; or why no worker started."""
+    from .executor import Executor
 
-    settings = resolve_code_mode(config, None).sandbox
-    policy = SandboxPolicy(workspace=config.workspace, network=settings.network, memory_mb=settings.memory_mb)
-    protections = plan(policy, probe())
+    try:
+        with Executor(toolbox) as executor:
+            return executor.protections()
+    except CodeModeError as exc:
+        return str(exc)
+
+
+def _print_sandbox(protections: Protections | str) -> int:
+    """What isolates code-mode workers here, naming each missing layer loudly; returns the count missing.
+
+    The list is the one a real worker reported after entering its sandbox, as every run's result has it.
+    """
     print("code-mode sandbox:")
+    if isinstance(protections, str):
+        print(f"  MISSING sandbox: no worker could start: {protections}")
+        return 1
     print(f"  in force: {', '.join(protections.in_force) or 'nothing'}")
     missing = protections.missing()
     for layer, reason in missing.items():

@@ -22,8 +22,9 @@ from typing import Any
 
 from ..config import CodeModeSettings, user_config_dir
 from ..toolbox import Toolbox
+from .protocol import ProtocolError, peek_frame
 from .sandbox import SandboxPolicy, default_hidden_paths
-from .zygote_client import WorkerExit, Zygote
+from .zygote_client import WorkerExit, Zygote, ZygoteError
 
 __all__ = ["PROJECT_CONFIG_NAMES", "Worker", "WorkerPool", "cpu_limit", "kill_group", "off_loop"]
 
@@ -32,6 +33,7 @@ PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 
 _PREPARE_DELAY = 0.005  # seconds after a run before the next worker is prepared
 _WARM_WAIT = 15.0  # seconds shut_down() waits for a zygote that is still starting
+_REPORT_WAIT = 30.0  # seconds a new worker may take to enter its sandbox and report its protections
 
 
 @dataclass
@@ -128,6 +130,42 @@ class WorkerPool:
                 await self._stop_zygote()
                 return
             self.prepare_next()
+
+    async def protections(self) -> dict[str, Any]:
+        """What a worker applied on entering its sandbox: the report of the worker prepared ahead.
+
+        That report is the first frame on a worker's channel (the one a run's ``protections`` come from);
+        it is peeked at, not read, so the worker stays prepared for the next run. One is prepared now if
+        there is none. Raises ZygoteError when no worker starts or one could not enter its sandbox.
+        """
+        self.closing = False
+        zygote = await self._current_zygote()
+        worker, self._spare = self._spare, None
+        if worker is None or worker.version != self._version or worker.exited.done():
+            if worker is not None:
+                worker.discard()
+            worker = await self._spawn(zygote)
+        loop = asyncio.get_running_loop()
+        try:
+            report = await loop.run_in_executor(None, peek_frame, worker.sock, _REPORT_WAIT)
+        except (OSError, ProtocolError, TimeoutError) as exc:
+            worker.discard()
+            raise ZygoteError(
+                f"a worker did not report its protections ({exc}); see {zygote.log_path}"
+            ) from exc
+        except BaseException:
+            worker.discard()
+            raise
+        if report is None or report.get("type") != "protections":
+            worker.discard()
+            error = (report or {}).get("error") or {}
+            reason = error.get("message") if isinstance(error, dict) else None
+            raise ZygoteError(f"a worker could not enter its sandbox: {reason or 'it closed its channel'}")
+        if self._spare is None and not self.closing:
+            self._spare = worker
+        else:
+            worker.discard()
+        return report
 
     def is_current(self, worker: Worker) -> bool:
         """Whether ``worker`` was made for the tools the hub has now."""

@@ -29,9 +29,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import select
 import socket
 import struct
 import threading
+import time
 from typing import Any
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "FrameTooLarge",
     "ProtocolError",
     "encode_frame",
+    "peek_frame",
     "read_frame_async",
     "send_frame",
 ]
@@ -124,6 +127,37 @@ class FrameReader:
             chunks.append(chunk)
             remaining -= len(chunk)
         return b"".join(chunks)
+
+
+def peek_frame(sock: socket.socket, timeout: float, *, limit: int = 1 << 20) -> dict[str, Any] | None:
+    """The first frame waiting on ``sock``, left in place for whoever reads the socket next.
+
+    Blocking (call it off the event loop); returns None when the peer closed before a whole frame came.
+    Raises ``TimeoutError`` after ``timeout`` seconds, ``ProtocolError`` for a frame over ``limit`` bytes.
+    """
+    deadline = time.monotonic() + timeout
+    poll = select.poll()
+    poll.register(sock.fileno(), select.POLLIN)
+    seen = -1
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no complete frame within {timeout:g} s")
+        if not poll.poll(left * 1000):
+            continue
+        data = sock.recv(limit + _HEADER.size, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        if not data:
+            return None  # closed
+        if len(data) == seen:
+            time.sleep(0.001)  # the rest of the frame is on its way; POLLIN stays set meanwhile
+            continue
+        seen = len(data)
+        if len(data) >= _HEADER.size:
+            (length,) = _HEADER.unpack(data[: _HEADER.size])
+            if length > limit:
+                raise ProtocolError(f"frame of {length} bytes exceeds the limit of {limit} for a peek")
+            if len(data) >= _HEADER.size + length:
+                return decode_body(data[_HEADER.size : _HEADER.size + length])
 
 
 _send_lock = threading.Lock()

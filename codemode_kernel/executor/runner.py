@@ -31,6 +31,7 @@ from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .protocol import ProtocolError, encode_frame, read_frame_async
 from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
+from .sandbox import Protections
 from .toolset import LLM_SERVER, LLM_TOOL
 from .values import decode_value, encode_artifact, encode_inputs
 from .zygote_client import WorkerExit, ZygoteError
@@ -226,6 +227,18 @@ class Executor:
         A kernel calls it once its tools are connected, so the first run does not pay the start.
         """
         self.toolbox.hub.loop_thread.submit(self._pool.warm())
+
+    def protections(self) -> Protections:
+        """The isolation layers this executor's workers apply, as a worker reported them on entering.
+
+        The same report each run's ``result.protections`` is made from; ``codemode doctor`` and
+        ``%codemode status`` show it. Starts the worker process if it is not running yet; the worker that
+        reported is the one prepared for the next run.
+
+        Raises:
+            ZygoteError: no worker could start, or one could not enter its sandbox.
+        """
+        return Protections.from_dict(self.toolbox.hub.loop_thread.run(self._pool.protections()))
 
     async def _shut_down(self) -> None:
         for name in list(self._sessions):

@@ -239,21 +239,23 @@ def status_text(tools: KernelTools) -> str:
     lines.append(f"tools: {len(tools.toolbox.models)} Python functions")
     if tools.skipped:
         lines.append(f"not bound (the name was taken): {', '.join(tools.skipped)}")
-    lines.append(f"sandbox: {_protections(config)}")
+    lines.append(f"sandbox: {_protections(tools)}")
     return "\n".join(lines)
 
 
-def _protections(config: Any) -> str:
-    from ..config import resolve_code_mode
-    from ..executor.sandbox import SandboxPolicy, plan, probe
+def _protections(tools: KernelTools) -> str:
+    """The protections of this kernel's workers, as one reported them (a run's result has the same list)."""
+    from ..errors import CodeModeError
 
-    settings = resolve_code_mode(config, None).sandbox
-    policy = SandboxPolicy(workspace=config.workspace, network=settings.network, memory_mb=settings.memory_mb)
-    protections = plan(policy, probe())
+    try:
+        protections = tools.executor().protections()
+    except CodeModeError as exc:
+        return f"no worker could start: {exc}"
     text = ", ".join(protections.in_force) or "nothing"
     missing = protections.missing()
     if missing:
         text += "\n  missing: " + "; ".join(f"{layer} ({reason})" for layer, reason in missing.items())
+    text += "".join(f"\n  warning: {warning}" for warning in protections.warnings)
     return text
 
 

@@ -32,8 +32,8 @@ outside always works): signal the warden or its group.
 Without a PID namespace, ``enter_sandbox`` confines the calling process itself and returns in it; the
 runner's process-group kill is then all that ends the program's children.
 
-``plan(policy, caps)`` gives the same ``Protections`` without changing anything: use it for
-``codemode doctor`` and to show in a result which layers were missing and why. ``SandboxError`` means
+``plan(policy, caps)`` gives the same ``Protections`` without changing anything (for tests); what users
+see, in results and in ``codemode doctor``, is what a worker reported after entering. ``SandboxError`` means
 a layer the plan promised failed: report the execution as ``internal`` and do not run the program.
 """
 

@@ -1,12 +1,13 @@
 """Which protections a policy gets on a machine, and why each missing one is missing.
 
-``plan()`` is pure: the kernel can call it (for ``codemode doctor``, or to fill a result's
-``protections`` before anything runs) with the zygote's ``Capabilities``, and ``enter_sandbox`` applies
-exactly the plan, so the list a user sees is the list that was applied, never a hope.
+``plan()`` is pure, and ``enter_sandbox`` applies exactly the plan or fails, so the list a worker reports
+is the list that was applied, never a hope. What users see (a result's ``protections``, ``codemode
+doctor``, ``%codemode status``) is always such a report from a real worker (``Executor.protections()``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,16 @@ class Protections:
             "warnings": list(self.warnings),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Protections:
+        """The inverse of ``to_dict`` (for the report a worker sends over its channel)."""
+        missing = data.get("not_in_force") or {}
+        return cls(
+            tuple(str(layer) for layer in data.get("in_force") or ()),
+            tuple((str(layer), str(reason)) for layer, reason in dict(missing).items()),
+            tuple(str(warning) for warning in data.get("warnings") or ()),
+        )
+
 
 def _why(caps: Capabilities, *features: str, default: str) -> str:
     for feature in features:
@@ -65,7 +76,7 @@ def plan(policy: SandboxPolicy, caps: Capabilities, *, hiding: HidingPlan | None
     privileged = caps.is_root or caps.namespace_mode == "user"  # holds CAP_SYS_ADMIN while setting up
 
     if policy.max_processes is None:
-        off["max_processes"] = "no limit in the policy"
+        off["max_processes"] = "no limit set by the policy"
     elif caps.is_root and caps.pids_cgroup:
         on.append("max_processes:cgroup")
     elif caps.is_root:
