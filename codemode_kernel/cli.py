@@ -89,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
         parents=[with_config],
         help="check the config and every server, with fixes",
         description="Say where the config was found, connect to every server, and report each server's "
-        "state, tool count and problems with what would fix them. Exit code 1 when anything failed.",
+        "state, tool count and problems with what would fix them (it waits for slow servers, each up to "
+        'its "connectTimeout"). Exit code 1 when anything failed.',
     )
     doctor.set_defaults(run=_cmd_doctor)
 
@@ -99,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
         help="run a Python program in code mode",
         description="Run a program in an isolated worker process with every configured MCP tool as a "
         "function. Prints what it printed, then its value or its error. Exit code: 0 ok, 1 the program "
-        "raised, 2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (replay).",
+        "raised, 2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (replay). A server "
+        "slow to connect is waited for only if the program names one of its tools.",
     )
     run.add_argument("file", help='the program ("-" reads standard input)')
     run.add_argument("--timeout", type=float, metavar="S", help="seconds, 1 to 300 (default 30)")
@@ -149,6 +151,7 @@ def _cmd_tools(args: argparse.Namespace) -> int:
         return EXIT_OK
     config = load_config(args.config)
     with Toolbox(config) as toolbox:
+        toolbox.wait_for_servers()  # a listing of every tool: wait for the slow servers too
         failed = [s for s in toolbox.status() if s.state == "failed"]
         print(toolbox.stubs(imports=not args.no_header))
         for status in failed:
@@ -212,6 +215,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     problems = len(config.warnings)
     try:
         with Toolbox(config) as toolbox:
+            toolbox.wait_for_servers()  # each server's final state: the diagnostic may wait for it
             statuses = toolbox.status()
             tool_count = len(toolbox.models)
             unvalidated = _unvalidated_tools(toolbox.models)
@@ -326,10 +330,12 @@ def _fix_for(status: ServerStatus) -> str:
     error = status.error or ""
     if "command not found" in error:
         return "install the server, or give the full path of its command in the config"
+    if "connectTimeout" in error:
+        if status.transport != "stdio":
+            return 'if it is only slow, raise its "connectTimeout"; else check that its url is right'
+        return 'if it is only slow, raise its "connectTimeout"; else run its command by hand to see it hang'
     if status.transport != "stdio":
         return "check that the server is running and that its url and headers are right"
-    if "within" in error:
-        return "it did not finish starting within 60 s: run its command by hand to see whether it hangs"
     return 'read its stderr log; run the command by hand to see it fail; or set "disabled": true'
 
 

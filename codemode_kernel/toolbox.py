@@ -7,19 +7,24 @@
 with a method. It is also indexable by the original tool name (``tb.tools["get-weather"]``) and by
 ``"server/tool"``; ``tb.by_server["weather"]`` holds one server's tools; ``tb.atools`` has the async
 twins (``await tb.atools.get_weather(...)``, usable with ``asyncio.gather``).
+
+``start()`` returns once the servers are connected, or after a short wait (``ToolHub.start_wait``)
+with slow ones still connecting behind: their tools appear as each one is ready, and naming such a tool
+(``tb.tools.slow_tool``) waits for them. ``wait_for_servers()`` waits for all of them.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
 from .config import Config, load_config, resolve_code_mode
-from .hub import ServerStatus, ToolHub
+from .hub import DEFAULT_CONNECT_TIMEOUT, ServerStatus, ToolHub
 from .results import decode_result
 from .typegen import (
     ToolModel,
@@ -52,28 +57,43 @@ RESERVED_NAMES = frozenset(
 
 
 class ToolNamespace:
-    """A namespace of tool functions: attribute access by Python name, indexing by any name."""
+    """A namespace of tool functions: attribute access by Python name, indexing by any name.
+
+    ``late``, when given, is asked for a name the namespace lacks (a tool of a server still
+    connecting): it returns the function once that server is ready, or None.
+    """
 
     def __init__(
-        self, functions: dict[str, Callable[..., Any]], aliases: dict[str, str] | None = None
+        self,
+        functions: dict[str, Callable[..., Any]],
+        aliases: dict[str, str] | None = None,
+        *,
+        late: Callable[[str], Callable[..., Any] | None] | None = None,
     ) -> None:
         self.__functions = dict(functions)
         self.__aliases = dict(aliases or {})
+        self.__late = late
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name.startswith("_ToolNamespace__"):
+        if name.startswith("_"):  # private and dunder probes (IPython's display, copy...) never wait
             raise AttributeError(name)
         try:
             return self.__functions[name]
         except KeyError:
-            raise AttributeError(self.__missing(name)) from None
+            found = self.__late(name) if self.__late is not None else None
+            if found is None:
+                raise AttributeError(self.__missing(name)) from None
+            return found
 
     def __getitem__(self, key: str) -> Callable[..., Any]:
         name = self.__aliases.get(key, key)
         try:
             return self.__functions[name]
         except KeyError:
-            raise KeyError(self.__missing(key)) from None
+            found = self.__late(key) if self.__late is not None else None
+            if found is None:
+                raise KeyError(self.__missing(key)) from None
+            return found
 
     def __missing(self, name: str) -> str:
         close = difflib.get_close_matches(name, [*self.__functions, *self.__aliases], n=3)
@@ -101,7 +121,8 @@ class Toolbox:
     """The configured MCP servers, connected, with their tools as typed functions.
 
     Start it with ``with`` (or ``start()``/``close()``; ``async with`` works too). Servers that fail
-    to connect are reported by ``status()`` and leave the others usable.
+    to connect are reported by ``status()`` and leave the others usable; servers slow to connect go
+    on connecting in the background (see the module's docstring).
     """
 
     def __init__(self, config: Config, *, reserved: frozenset[str] = RESERVED_NAMES) -> None:
@@ -109,6 +130,7 @@ class Toolbox:
         self.hub = ToolHub(
             [cfg for cfg in config.servers.values()],
             state_dir=config.workspace / ".codemode",
+            connect_timeout=config.defaults.connect_timeout or DEFAULT_CONNECT_TIMEOUT,
         )
         self._reserved = reserved
         self.models: list[ToolModel] = []
@@ -116,6 +138,7 @@ class Toolbox:
         self.atools = ToolNamespace({})
         self.by_server: dict[str, ToolNamespace] = {}
         self._built_version = -1
+        self._rebuilding = threading.Lock()  # the hub's thread (a server got ready) and the caller's
         self.hub.on_tools_changed(self._rebuild)
 
     @classmethod
@@ -125,29 +148,50 @@ class Toolbox:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def start(self) -> Toolbox:
+    def start(self, *, wait_all: bool = False) -> Toolbox:
         """Connect every server and build the tool functions.
+
+        Returns when every server is ready or has failed, or after ``hub.start_wait`` seconds with
+        slow servers still connecting in the background; ``wait_all=True`` waits for all of them.
 
         Raises:
             ToolNameCollisionError: two tools map to one Python name; nothing stays connected.
         """
         try:
-            self.hub.start()
+            self.hub.start(wait_all=wait_all)
             self._rebuild()
         except BaseException:  # a collision, or an interrupt while connecting: leave nothing running
             self.hub.close()
             raise
         return self
 
-    async def astart(self) -> Toolbox:
+    async def astart(self, *, wait_all: bool = False) -> Toolbox:
         """Async twin of ``start``."""
         try:
-            await self.hub.astart()
+            await self.hub.astart(wait_all=wait_all)
             self._rebuild()
         except BaseException:
             await self.hub.aclose()
             raise
         return self
+
+    @property
+    def pending(self) -> list[str]:
+        """The servers still connecting in the background, whose tools are not functions yet."""
+        return self.hub.pending()
+
+    def wait_for_servers(self, until: Callable[[], bool] | None = None) -> None:
+        """Wait for the servers still connecting (each at most its ``connectTimeout``).
+
+        ``until`` ends the wait as soon as it returns True (it is asked as each server finishes).
+        """
+        self.hub.wait_for_servers(until)
+        self._rebuild()
+
+    async def await_servers(self, until: Callable[[], bool] | None = None) -> None:
+        """Async twin of ``wait_for_servers``."""
+        await self.hub.await_servers(until)
+        self._rebuild()
 
     def close(self) -> None:
         """Disconnect every server."""
@@ -203,8 +247,13 @@ class Toolbox:
     # -- building the functions -------------------------------------------------------------------
 
     def _rebuild(self) -> None:
-        if self._built_version == self.hub.tools_version:
-            return
+        with self._rebuilding:
+            version = self.hub.tools_version
+            if self._built_version != version:
+                self._build()
+                self._built_version = version
+
+    def _build(self) -> None:
         code_mode = resolve_code_mode(self.config, None)
         specs = [s for s in self.hub.tool_specs() if not code_mode.is_excluded(s.server, s.name)]
         prefixes = {name: cfg.prefix for name, cfg in self.config.servers.items() if cfg.prefix}
@@ -212,8 +261,8 @@ class Toolbox:
         sync_functions = {m.function_name: self._sync_function(m) for m in self.models}
         async_functions = {m.function_name: self._async_function(m) for m in self.models}
         aliases = _aliases(self.models)
-        self.tools = ToolNamespace(sync_functions, aliases)
-        self.atools = ToolNamespace(async_functions, aliases)
+        self.tools = ToolNamespace(sync_functions, aliases, late=lambda name: self._late("tools", name))
+        self.atools = ToolNamespace(async_functions, aliases, late=lambda name: self._late("atools", name))
         self.by_server = {
             server: ToolNamespace(
                 {
@@ -225,7 +274,16 @@ class Toolbox:
             )
             for server in dict.fromkeys(m.spec.server for m in self.models)
         }
-        self._built_version = self.hub.tools_version
+
+    def _late(self, namespace: str, name: str) -> Callable[..., Any] | None:
+        """A tool named before its server finished connecting: wait for it (never on the hub's thread)."""
+        if not self.hub.pending() or self.hub.loop_thread.in_loop_thread():
+            return None
+        self.wait_for_servers(until=lambda: name in getattr(self, namespace))
+        current: ToolNamespace = getattr(self, namespace)
+        if name not in current:
+            return None  # its server failed, or no server has it: the caller says so
+        return current[name]
 
     def _sync_function(self, model: ToolModel) -> Callable[..., Any]:
         hub, spec = self.hub, model.spec

@@ -109,6 +109,7 @@ class Agent:
         if limit < 1:
             raise ValueError(f"max_steps must be at least 1, not {limit}")
         emit = Emitter(on_event)
+        await self.toolbox.await_servers()  # the model is offered every tool: servers still connecting too
         toolset = self.toolset()
         result = AgentResult(request, "", "answered", toolset.code_mode)
         started = time.monotonic()

@@ -110,6 +110,8 @@ class ServerConfig(ConfigModel):
     disabled: StrictBool = False
     timeout: Seconds | None = None
     """Default timeout of one tool call, in seconds; None leaves it to the caller."""
+    connect_timeout: Seconds | None = None
+    """Seconds to start (or reach) the server and list its tools; None: ``defaults.connectTimeout`` (60)."""
     max_result_bytes: Annotated[int, Field(strict=True, ge=4096)] | None = None
     """The longest message a stdio server may send (one line of JSON: a tool result's size); a longer one
     fails its call. None: 32 MiB (``hub.stdio.DEFAULT_MAX_RESULT_BYTES``)."""
@@ -243,6 +245,8 @@ class Defaults(ConfigModel):
     """Settings that apply to every model unless the model brings its own."""
 
     code_mode: CodeModeSettings | None = None
+    connect_timeout: Seconds | None = None
+    """Seconds a server may take to connect when its entry has no ``connectTimeout``; None: 60."""
 
 
 class ModelConfig(ConfigModel):

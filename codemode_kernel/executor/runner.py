@@ -29,6 +29,7 @@ from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMErr
 from ..toolbox import Toolbox
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .protocol import ProtocolError, encode_frame, read_frame_async
+from .references import wants_unknown_tools
 from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
 from .sandbox import Protections
@@ -318,6 +319,7 @@ class Executor:
         limit = _check_timeout(timeout if timeout is not None else self.timeout)
         book = ReplayBook(replay) if replay is not None else None
         execution_id = uuid.uuid4().hex[:12]
+        await self._await_servers_named(code, inputs or {})
         started = time.monotonic()
         encoded_inputs = encode_inputs(inputs or {})
         if session is not None:
@@ -336,6 +338,21 @@ class Executor:
             # Off the loop and not awaited: the caller need not wait for a temp dir to be removed.
             asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
             self._pool.prepare_next()
+
+    async def _await_servers_named(self, code: str, inputs: Mapping[str, Any]) -> None:
+        """Wait for servers still connecting only if the program names a tool not there yet (or lists them).
+
+        A program that calls tools of connected servers runs at once (references.py).
+        """
+        toolbox = self.toolbox
+        if not toolbox.pending:
+            return
+
+        def satisfied() -> bool:
+            return not wants_unknown_tools(code, toolbox.tools.__contains__, inputs)
+
+        if not satisfied():
+            await toolbox.hub.await_servers(until=satisfied)
 
     async def _run_in_session(
         self,

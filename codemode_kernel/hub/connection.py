@@ -1,8 +1,8 @@
 """ServerConnection: one MCP server, one owner task, on the hub's event loop.
 
 The MCP client is entered and left by the same task (the SDK's cancel scopes demand it); other tasks
-on the same loop make concurrent calls through it. When a stdio server dies, the next call restarts
-the connection once and is sent again.
+on the same loop make concurrent calls through it. When a stdio server dies (or the connection to a
+remote one drops), the next call starts (or reaches) it again once and is sent to the new connection.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import CallOptions
-from mcp_types.jsonrpc import CONNECTION_CLOSED
+from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST
 from pydantic import ValidationError
 
 from ..config import ServerConfig
@@ -65,7 +65,8 @@ class ServerConnection:
         if config.transport == "stdio":
             log_dir.mkdir(parents=True, exist_ok=True)
             self.log_path = log_dir / f"{_safe_file_name(config.name)}.stderr.log"
-        self._connect_timeout = connect_timeout
+        self.connect_timeout: float = config.connect_timeout or connect_timeout
+        """Seconds to start the server and list its tools: its ``connectTimeout``, else the hub's default."""
         self._on_tools_changed = on_tools_changed
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
@@ -106,9 +107,12 @@ class ServerConnection:
         self._generation += 1
         self._owner = asyncio.create_task(self._own(), name=f"mcp-server-{self.name}")
         try:
-            await asyncio.wait_for(asyncio.shield(self._ready.wait()), self._connect_timeout)
+            await asyncio.wait_for(asyncio.shield(self._ready.wait()), self.connect_timeout)
         except TimeoutError:
-            self._fail(f"did not finish connecting within {self._connect_timeout:g} s")
+            self._fail(
+                f"did not finish connecting within {self.connect_timeout:g} s; if it is only slow to start, "
+                'raise "connectTimeout" (seconds) in its config entry'
+            )
             await self._stop_owner()
             return
         except BaseException:
@@ -137,34 +141,72 @@ class ServerConnection:
     ) -> dict[str, Any]:
         """Send tools/call and return the CallToolResult in wire form (camelCase JSON).
 
-        A stdio server found dead before the call is restarted once and the call sent to the new one.
-        A server that dies during a call is restarted too, but the call is sent again only if the tool
-        says repeating it is harmless (readOnlyHint or idempotentHint): otherwise it might run twice.
+        A connection found gone before the call (a stdio server that exited, a remote one that went away)
+        is made again once and the call sent to the new one. One lost during the call is made again
+        too, but the call is sent again only if the tool says repeating it is harmless (readOnlyHint or
+        idempotentHint), or if the server refused it unseen (an HTTP server that restarted has forgotten
+        the session): otherwise it might run twice. A repeated call is never repeated again.
         """
-        if self._closing:
-            raise ServerError("the hub is closing", server=self.name)
-        if self.state == "connecting":
-            await self._wait_ready(timeout)
-        restartable = self.config.transport == "stdio"
-        if restartable and self.state == "ready" and self._transport_closed():
+        await self.ensure_connected()
+        if self.state == "ready" and self._transport_closed():
             await self._restart_once(self._generation, None)  # the call was never sent: nothing repeats
         generation = self._generation
         try:
             return await self._send_call(tool, arguments, timeout, progress)
         except MCPError as exc:
-            if exc.code != CONNECTION_CLOSED or not restartable or self._closing:
+            if self._closing or not (exc.code == CONNECTION_CLOSED or self._session_lost(exc)):
                 raise
-            await self._restart_once(generation, exc)
-            spec = self.tool(tool)
-            hints = (spec.annotations or {}) if spec else {}
-            if hints.get("readOnlyHint") or hints.get("idempotentHint"):
-                return await self._send_call(tool, arguments, timeout, progress)
+            lost = exc
+        await self._restart_once(generation, lost)
+        if not self._session_lost(lost) and not self._safe_to_repeat(tool):
             raise ServerError(
-                f"the server exited during the call to {tool!r}, which may or may not have run; it was "
-                "restarted: call again if repeating the call is safe",
+                f"{self._lost_phrase()} during the call to {tool!r}, which may or may not have run; "
+                f"{self._back_phrase()}: call again if repeating the call is safe",
                 server=self.name,
                 log_path=self.log_path_str(),
-            ) from exc
+            ) from lost
+        try:
+            return await self._send_call(tool, arguments, timeout, progress)
+        except MCPError as again:
+            if again.code != CONNECTION_CLOSED:
+                raise
+            raise ServerError(
+                f"{self._lost_phrase()} again when the call to {tool!r} was repeated (the first attempt "
+                f"had ended the same way and {self._back_phrase()}); it is not repeated a third time. "
+                f"{self._lost_advice()}",
+                server=self.name,
+                log_path=self.log_path_str(),
+            ) from again
+
+    async def ensure_connected(self) -> None:
+        """Before a call: wait for a connection being made, make a lost remote connection again.
+
+        Raises:
+            ServerError: the server is not connected (it failed to start, is disabled, or cannot be
+                reached); the message says why.
+        """
+        if self._closing:
+            raise ServerError("the hub is closing", server=self.name)
+        if self.state == "connecting":
+            await self.wait_settled()
+        elif self.state == "failed" and self.config.transport != "stdio":
+            await self._restart_once(self._generation, None)  # down at start, or dropped since
+        if self.state == "disabled":
+            raise ServerError('disabled in the config ("disabled": true)', server=self.name)
+        if self.state != "ready":
+            reason = self.error or self.state
+            raise ServerError(f"not connected ({reason})", server=self.name, log_path=self.log_path_str())
+
+    async def wait_settled(self) -> None:
+        """Wait while the server is connecting (its own start ends that within its connect timeout)."""
+        while self.state == "connecting":
+            ready = self._ready
+            try:
+                await asyncio.wait_for(asyncio.shield(ready.wait()), self.connect_timeout + 5)
+            except TimeoutError:
+                return  # never: a start ends within its connect timeout; but never hang on a bug
+            if ready is self._ready:
+                return  # the start this waited for is over (a new start would have made a new event)
 
     def schedule_refresh(self) -> None:
         """List tools again soon (after notifications/tools/list_changed); bursts collapse into one."""
@@ -217,12 +259,36 @@ class ServerConnection:
             self._restart_lock = asyncio.Lock()
         return self._restart_lock
 
-    async def _wait_ready(self, timeout: float | None) -> None:
-        limit = min(timeout or self._connect_timeout, self._connect_timeout)
-        try:
-            await asyncio.wait_for(asyncio.shield(self._ready.wait()), limit)
-        except TimeoutError:
-            raise ServerError(f"still connecting after {limit:g} s", server=self.name) from None
+    def _safe_to_repeat(self, tool: str) -> bool:
+        spec = self.tool(tool)
+        hints = (spec.annotations or {}) if spec else {}
+        return bool(hints.get("readOnlyHint") or hints.get("idempotentHint"))
+
+    def _session_lost(self, exc: MCPError) -> bool:
+        """Whether a Streamable HTTP server refused the request because it no longer knows our session.
+
+        A server that restarted answers HTTP 404 to the old session id; the SDK reports it as
+        INVALID_REQUEST, with the server's message ("Session not found") or its own ("Session
+        terminated"). The request did not run, and the spec says to start a new session.
+        """
+        return (
+            self.config.transport == "http"
+            and exc.code == INVALID_REQUEST
+            and "session" in (exc.message or "").lower()
+        )
+
+    def _lost_phrase(self) -> str:
+        if self.config.transport == "stdio":
+            return "the server exited"
+        return f"the connection to {self.config.url} was lost"
+
+    def _back_phrase(self) -> str:
+        return "it was restarted" if self.config.transport == "stdio" else "it was reconnected"
+
+    def _lost_advice(self) -> str:
+        if self.config.transport == "stdio":
+            return "Its stderr log may say why it exits; the next call starts it again."
+        return "Check the server; the next call connects again."
 
     def _transport_closed(self) -> bool:
         """Whether the client's transport has ended (a stdio server that exited is seen within ~10 ms).
@@ -246,15 +312,19 @@ class ServerConnection:
                 raise ServerError("the hub is closing", server=self.name) from cause
             if generation != self._generation:
                 return  # another call already restarted it
-            log.warning("server %r closed the connection; restarting it", self.name)
+            log.warning("server %r: the connection is gone; making it again", self.name)
             self.restarts += 1
             await self.start()
-            if self.state != "ready":
-                raise ServerError(
-                    f"the server exited and did not come back: {self.error or self.state}",
-                    server=self.name,
-                    log_path=self.log_path_str(),
-                ) from cause
+            if self.state == "ready":
+                return
+            if self.config.transport == "stdio":
+                message = f"the server exited and did not come back: {self.error or self.state}"
+            else:
+                message = (
+                    f"cannot be reached at {self.config.url} ({self.error or self.state}); "
+                    "the next call tries again"
+                )
+            raise ServerError(message, server=self.name, log_path=self.log_path_str()) from cause
 
     async def _own(self) -> None:
         """The owner task: enter the client, list tools, hold the connection until told to stop."""

@@ -1,7 +1,8 @@
 """ToolHub: the broker that owns every MCP connection, runs every tool call and records it.
 
 All connections live on one background event loop thread (see ``loop.py``). Servers connect
-concurrently; one that fails is reported with its reason and stderr log and does not hold up the rest.
+concurrently; one that fails is reported with its reason and stderr log and does not hold up the rest,
+and one that is slow keeps connecting in the background while the others are used.
 Each call is validated against the tool's own input schema before anything is sent, bounded by a
 timeout that cancels it at the server, and appended to the CallLog.
 """
@@ -30,12 +31,18 @@ from .connection import ProgressCallback, ServerConnection, ServerState
 from .loop import LoopThread
 from .stdio_reader import REFUSED_BY_TRANSPORT, take_transport_warnings
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "ServerStatus", "ToolHub"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "DEFAULT_START_WAIT", "ServerStatus", "ToolHub"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take when neither the call nor the server's config says otherwise."""
+
+DEFAULT_CONNECT_TIMEOUT = 60.0
+"""Seconds a server may take to start and list its tools when its config does not say (``connectTimeout``)."""
+
+DEFAULT_START_WAIT = 2.0
+"""Seconds ``start()`` waits at least, after a server got ready or failed, for those still connecting."""
 
 
 @dataclass(frozen=True)
@@ -78,15 +85,27 @@ class ToolHub:
         servers: Iterable[ServerConfig],
         *,
         state_dir: Path | None = None,
-        connect_timeout: float = 60.0,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        start_wait: float = DEFAULT_START_WAIT,
         call_log: CallLog | None = None,
     ) -> None:
+        """Set up; nothing connects before ``start()``.
+
+        Args:
+            servers: the servers to connect to (disabled ones are listed, never connected).
+            state_dir: where the stderr logs and spilled call records go (``.codemode``).
+            connect_timeout: seconds a server may take to connect unless its ``connect_timeout`` says.
+            start_wait: seconds ``start()`` waits for slow servers before returning without them.
+            call_log: the call log to append to (a new one by default).
+        """
         self._configs = list(servers)
         self.state_dir = state_dir
         self.call_log = call_log if call_log is not None else CallLog(spill_dir=state_dir)
         self._connect_timeout = connect_timeout
+        self.start_wait = start_wait
         self._loop: LoopThread | None = None
         self._connections: dict[str, ServerConnection] = {}
+        self._starting: dict[str, asyncio.Task[None]] = {}
         self._validators: dict[tuple[str, str], ArgumentValidator] = {}
         self._output_checkers: dict[tuple[str, str], Callable[[Any], tuple[str, ...]]] = {}
         self._listeners: list[Callable[[], None]] = []
@@ -95,19 +114,45 @@ class ToolHub:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def start(self) -> ToolHub:
-        """Connect to every enabled server at once and wait until each is ready or has failed."""
+    def start(self, *, wait_all: bool = False) -> ToolHub:
+        """Connect to every enabled server at once; return when each is ready or has failed.
+
+        A server much slower than the others does not hold ``start`` up: after each server that gets
+        ready (or fails), ``start`` waits for the rest as long again as that took, at least
+        ``start_wait`` seconds, then returns. Servers still connecting go on in the background (each up
+        to its connect timeout); their tools appear when they are ready (``tools_version``,
+        ``on_tools_changed``), and a call to one of their tools waits for them. ``wait_all=True`` waits
+        for every server (a diagnostic, a listing of every tool); so does ``wait_for_servers()``.
+        """
         if self._loop is None:
             self._loop = LoopThread()
-        self._loop.run(self._start_all())
+        self._loop.run(self._start_all(wait_all))
         return self
 
-    async def astart(self) -> ToolHub:
+    async def astart(self, *, wait_all: bool = False) -> ToolHub:
         """Async twin of ``start``."""
         if self._loop is None:
             self._loop = LoopThread()
-        await self._loop.run_async(self._start_all())
+        await self._loop.run_async(self._start_all(wait_all))
         return self
+
+    def pending(self) -> list[str]:
+        """The servers still connecting after ``start()``, in config order."""
+        return [name for name, task in list(self._starting.items()) if not task.done()]
+
+    def wait_for_servers(self, until: Callable[[], bool] | None = None) -> None:
+        """Block while servers are still connecting (each at most its connect timeout).
+
+        ``until`` (called on the hub's thread as each server finishes) ends the wait early when it
+        returns True: ``until=lambda: "get_weather" in toolbox.tools`` waits only as long as needed.
+        """
+        if self.pending():
+            self._require_loop().run(self._await_servers(until))
+
+    async def await_servers(self, until: Callable[[], bool] | None = None) -> None:
+        """Async twin of ``wait_for_servers``."""
+        if self.pending():
+            await self._require_loop().run_async(self._await_servers(until))
 
     def close(self) -> None:
         """Disconnect every server and stop the loop thread."""
@@ -244,7 +289,7 @@ class ToolHub:
             raise ServerError("the hub is not started; use it in a with block or call start()", server="*")
         return self._loop
 
-    async def _start_all(self) -> None:
+    async def _start_all(self, wait_all: bool) -> None:
         log_dir = (self.state_dir or Path.cwd() / ".codemode") / "logs"
         for cfg in self._configs:
             if cfg.name not in self._connections:
@@ -254,10 +299,44 @@ class ToolHub:
                     connect_timeout=self._connect_timeout,
                     on_tools_changed=self._tools_changed,
                 )
-        await asyncio.gather(*(conn.start() for conn in self._connections.values() if conn.state != "ready"))
+        for name, conn in self._connections.items():
+            running = self._starting.get(name)
+            if conn.state != "ready" and (running is None or running.done()):
+                self._starting[name] = asyncio.create_task(conn.start(), name=f"start-{name}")
+        try:
+            await self._wait_started(wait_all)
+        except asyncio.CancelledError:  # interrupted: leave no server starting behind
+            await asyncio.shield(self._stop_starting())
+            raise
         self.tools_version += 1
 
+    async def _wait_started(self, wait_all: bool) -> None:
+        """Wait for the starting servers; unless ``wait_all``, only as long as they keep coming (start)."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        deadline: float | None = None  # none settled yet: wait for the first (its connect timeout bounds it)
+        while starting := [task for task in self._starting.values() if not task.done()]:
+            timeout = None if deadline is None or wait_all else max(0.0, deadline - loop.time())
+            done, _ = await asyncio.wait(starting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                return  # the rest are much slower than those before them: they go on in the background
+            settled = loop.time()
+            deadline = settled + max(self.start_wait, settled - began)
+
+    async def _await_servers(self, until: Callable[[], bool] | None) -> None:
+        while (starting := [task for task in self._starting.values() if not task.done()]) and not (
+            until is not None and until()
+        ):
+            # asyncio.wait never cancels what it waits for: an interrupt here leaves the servers connecting.
+            await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
+
+    async def _stop_starting(self) -> None:
+        for task in self._starting.values():
+            task.cancel()
+        await asyncio.gather(*self._starting.values(), return_exceptions=True)
+
     async def _close_all(self) -> None:
+        await self._stop_starting()
         await asyncio.gather(*(conn.close() for conn in self._connections.values()), return_exceptions=True)
 
     async def _refresh_all(self) -> None:
@@ -274,7 +353,7 @@ class ToolHub:
             except Exception:  # one broken listener must neither stop the others nor the connection
                 log.exception("a tools-changed listener failed after server %r changed its tools", conn.name)
 
-    def _find(self, server: str, tool: str) -> tuple[ServerConnection, ToolSpec]:
+    async def _find(self, server: str, tool: str) -> tuple[ServerConnection, ToolSpec]:
         conn = self._connections.get(server)
         if conn is None:
             close = difflib.get_close_matches(server, list(self._connections), n=3)
@@ -282,10 +361,10 @@ class ToolHub:
             raise UnknownToolError(
                 f"no server named {server!r}{hint} (servers: {', '.join(self._connections)})"
             )
-        if conn.state not in ("ready", "connecting"):  # a (re)connecting server is waited for
-            raise ServerError(
-                f"not connected ({conn.error or conn.state})", server=server, log_path=conn.log_path_str()
-            )
+        if conn.state != "ready" or conn.tool(tool) is None:
+            # Still connecting: wait for it (its tools are not known yet). A remote server that went
+            # away: reach it again. Anything else not ready: say why (ServerError).
+            await conn.ensure_connected()
         spec = conn.tool(tool)
         if spec is not None:
             return conn, spec
@@ -311,7 +390,7 @@ class ToolHub:
         execution_id: str | None,
         seq: int | None = None,
     ) -> dict[str, Any]:
-        conn, spec = self._find(server, tool)
+        conn, spec = await self._find(server, tool)
         record = self.call_log.start(server, tool, arguments, execution_id=execution_id, seq=seq)
         try:
             self._validator(spec).validate(arguments)

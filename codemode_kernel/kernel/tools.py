@@ -17,6 +17,7 @@ from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings, load_config
 from ..errors import CodeModeError, ConfigError, UntrustedConfigError
 from ..executor import Executor
+from ..executor.references import wants_unknown_tools
 from ..llm import ChatModel
 from ..toolbox import Toolbox
 from .artifacts_view import KernelArtifacts
@@ -194,6 +195,7 @@ class KernelTools:
         self.cell_id = getattr(info, "cell_id", None)
         try:
             self.wait()
+            self._await_servers_named(getattr(info, "raw_cell", None))
         except (KeyboardInterrupt, ToolsUnavailable) as exc:
             reason = exc or "interrupted"
             print(f"codemode: {reason}; the tools are not in the namespace yet", file=sys.stderr)
@@ -202,6 +204,25 @@ class KernelTools:
             self._reported = True
             print(f"codemode: {self.problem}", file=sys.stderr, flush=True)
         self.place()
+
+    def _await_servers_named(self, cell: str | None) -> None:
+        """Wait for servers still connecting if the cell names a tool not there yet (or lists them)."""
+        toolbox = self.toolbox
+        if toolbox is None or not cell or not toolbox.pending:
+            return
+        try:
+            source = self.shell.transform_cell(cell)  # %magics become Python
+        except Exception:
+            return  # IPython reports it when it runs the cell
+        namespace = self.shell.user_ns
+
+        def satisfied() -> bool:
+            return not wants_unknown_tools(source, toolbox.tools.__contains__, namespace)
+
+        if not satisfied():
+            waiting = ", ".join(toolbox.pending)
+            print(f"codemode: waiting for {waiting} to finish connecting...", file=sys.stderr, flush=True)
+            toolbox.wait_for_servers(until=satisfied)
 
     def place(self) -> None:
         """Put ``tools`` and every free tool name into the user namespace, hidden from ``%who``."""

@@ -1,0 +1,268 @@
+"""Connection lifecycle through the real path: a server hanging at start-up next to healthy ones, a
+read-only tool that crashes its server every time, remote servers that go away and come back."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codemode_kernel import Toolbox
+from codemode_kernel.config import ServerConfig
+from codemode_kernel.errors import ServerError
+from codemode_kernel.hub import ToolHub
+from tests.conftest import ROOT, free_port, wait_for_port
+
+pytestmark = pytest.mark.integration
+
+LIFECYCLE = ROOT / "tests" / "servers" / "lifecycle_server.py"
+REMOTE = ROOT / "tests" / "servers" / "remote_server.py"
+
+
+def lifecycle(*args: str, **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(LIFECYCLE), *args], **extra}
+
+
+def write_config(directory: Path, servers: dict[str, Any], **top: Any) -> Path:
+    path = directory / "codemode.json"
+    path.write_text(json.dumps({"mcpServers": servers, **top}))
+    return path
+
+
+def codemode(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    home = cwd / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
+    return subprocess.run(
+        [sys.executable, "-m", "codemode_kernel.cli", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return "".join(block.get("text", "") for block in result["content"])
+
+
+# -- a server that hangs during initialize ----------------------------------------------------------
+
+
+def first_call_seconds(config: Path) -> float:
+    """Seconds from starting a Toolbox to the answer of the healthy server's echo."""
+    started = time.monotonic()
+    with Toolbox.from_config(config) as tb:
+        assert tb.tools.echo(text="hello") == "hello"
+        elapsed = time.monotonic() - started
+        if "stuck" in tb.config.servers:
+            assert {s.name: s.state for s in tb.status()} == {"good": "ready", "stuck": "connecting"}
+    return elapsed
+
+
+def test_toolbox_tools_of_healthy_servers_work_at_once_beside_a_hung_one(tmp_path: Path) -> None:
+    (tmp_path / "alone").mkdir()
+    alone = write_config(tmp_path / "alone", {"good": lifecycle()})
+    # The hung server keeps the built-in connect timeout (60 s): start must not wait for it.
+    both = write_config(
+        tmp_path, {"good": lifecycle(), "stuck": lifecycle("--hang-initialize", "--prefix", "stuck_")}
+    )
+    baseline = first_call_seconds(alone)
+    elapsed = first_call_seconds(both)
+    # What it may cost: start waits for the hung one as long again as the good one took (2 s at least).
+    assert elapsed < 2 * baseline + 4, f"{elapsed:.1f} s beside a hung server, {baseline:.1f} s without it"
+
+
+def test_a_hung_server_is_reported_naming_it_and_connect_timeout(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {
+            "good": lifecycle(),
+            "stuck": lifecycle("--hang-initialize", "--prefix", "stuck_", connectTimeout=2),
+        },
+        defaults={"connectTimeout": 1},  # the server's own value wins
+    )
+    with Toolbox.from_config(config) as tb:
+        began = time.monotonic()
+        tb.wait_for_servers()
+        waited = time.monotonic() - began
+        status = {s.name: s for s in tb.status()}
+        assert status["good"].state == "ready"
+        assert status["stuck"].state == "failed"
+        error = status["stuck"].error or ""
+        assert "within 2 s" in error and '"connectTimeout"' in error, error
+        with pytest.raises(ServerError, match=r"'stuck'.*connectTimeout"):
+            tb.hub.call("stuck", "stuck_echo", {"text": "x"})
+    assert waited < 4
+
+
+def test_the_default_connect_timeout_comes_from_defaults(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path, {"stuck": lifecycle("--hang-initialize")}, defaults={"connectTimeout": 1.5}
+    )
+    started = time.monotonic()
+    with Toolbox.from_config(config) as tb:
+        tb.wait_for_servers()
+        (status,) = tb.status()
+        assert status.state == "failed" and "within 1.5 s" in (status.error or "")
+    assert time.monotonic() - started < 5
+
+
+def test_a_tool_of_a_slow_server_is_waited_for_by_name(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {
+            "good": lifecycle(),
+            "slow": lifecycle("--initialize-delay", "6", "--prefix", "slow_"),
+            "stuck": lifecycle("--hang-initialize", "--prefix", "stuck_"),
+        },
+    )
+    started = time.monotonic()
+    with Toolbox.from_config(config) as tb:
+        assert "echo" in tb.tools
+        assert "slow_echo" not in tb.tools  # start did not wait for it, so much slower than "good"
+        assert tb.tools.slow_echo(text="late") == "late"  # naming it waits for its server only
+        elapsed = time.monotonic() - started
+        assert elapsed >= 6  # it did wait for the slow server
+    assert elapsed < 30, f"took {elapsed:.1f} s: it waited for the hung server (60 s) too"
+
+
+def run_seconds(directory: Path, program: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    started = time.monotonic()
+    result = codemode("run", "--config", "codemode.json", "-", cwd=directory, stdin=program)
+    return time.monotonic() - started, result
+
+
+def test_codemode_run_calling_a_healthy_tool_does_not_wait_for_a_hung_server(tmp_path: Path) -> None:
+    (tmp_path / "alone").mkdir()
+    write_config(tmp_path / "alone", {"good": lifecycle()})
+    write_config(tmp_path, {"good": lifecycle(), "stuck": lifecycle("--hang-initialize", "--prefix", "s_")})
+    baseline, _ = run_seconds(tmp_path / "alone", "echo(text='fast')\n")
+    elapsed, result = run_seconds(tmp_path, "echo(text='fast')\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "fast" in result.stdout
+    # What it may cost: start waits for the hung one as long again as the good one took (2 s at least).
+    assert elapsed < 2 * baseline + 4, (
+        f"codemode run: {elapsed:.1f} s, {baseline:.1f} s without the hung server"
+    )
+
+
+def test_codemode_run_waits_for_the_server_a_program_names(tmp_path: Path) -> None:
+    write_config(
+        tmp_path,
+        {
+            "good": lifecycle(),
+            "slow": lifecycle("--initialize-delay", "6", "--prefix", "slow_"),
+            "stuck": lifecycle("--hang-initialize", "--prefix", "stuck_"),
+        },
+    )
+    elapsed, result = run_seconds(tmp_path, "print(slow_echo(text='made it'))\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "made it" in result.stdout
+    assert elapsed < 40, f"codemode run took {elapsed:.1f} s: it waited for the hung server (60 s)"
+
+
+def test_doctor_waits_and_reports_the_hung_server_with_the_setting_to_raise(tmp_path: Path) -> None:
+    servers = {
+        "good": lifecycle(),
+        "stuck": lifecycle("--hang-initialize", "--prefix", "s_", connectTimeout=2),
+    }
+    write_config(tmp_path, servers)
+    result = codemode("doctor", "--config", "codemode.json", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "good [stdio]: ready, 2 tools" in result.stdout
+    assert "stuck [stdio]: failed" in result.stdout
+    assert "did not finish connecting within 2 s" in result.stdout
+    assert '"connectTimeout"' in result.stdout
+    assert "unknown key" not in result.stdout
+
+
+# -- a read-only tool that crashes its server every time --------------------------------------------
+
+
+def test_a_read_only_call_that_crashes_the_restarted_server_again_says_so(tmp_path: Path) -> None:
+    config = ServerConfig(name="fragile", command=sys.executable, args=[str(LIFECYCLE)])
+    with ToolHub([config], state_dir=tmp_path / ".codemode") as hub:
+        with pytest.raises(ServerError) as info:
+            hub.call("fragile", "crash")
+        message = str(info.value)
+        log_path = hub.status()[0].log_path
+        assert log_path is not None
+        assert "'fragile'" in message and "again" in message and "crash" in message, message
+        assert log_path in message, message
+        assert "Connection closed" not in message, message
+        crashes = Path(log_path).read_text().count("crashing on purpose")
+        assert crashes == 2, "the read-only call was not sent again after the first crash"
+        assert text_of(hub.call("fragile", "echo", {"text": "back"})) == "back"  # restarted once more
+        assert hub.status()[0].state == "ready"
+
+
+# -- remote servers that go away and come back -----------------------------------------------------
+
+
+class RemoteServer:
+    """tests/servers/remote_server.py on a fixed port, which can be killed and started again."""
+
+    def __init__(self, transport: str) -> None:
+        self.transport = transport
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        path = "/mcp" if transport == "http" else "/sse"
+        self.url = f"http://127.0.0.1:{self.port}{path}"
+
+    def start(self) -> None:
+        argv = [sys.executable, str(REMOTE), "--transport", self.transport, "--port", str(self.port)]
+        self.proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        wait_for_port(self.port, self.proc)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+
+@pytest.fixture(params=["http", "sse"])
+def remote(request: pytest.FixtureRequest) -> Iterator[RemoteServer]:
+    server = RemoteServer(request.param)
+    server.start()
+    yield server
+    if server.proc is not None and server.proc.poll() is None:
+        server.kill()
+
+
+def test_a_remote_server_is_reconnected_after_it_went_away(tmp_path: Path, remote: RemoteServer) -> None:
+    config = ServerConfig(name="far", transport=remote.transport, url=remote.url)
+    with ToolHub([config], state_dir=tmp_path / ".codemode") as hub:
+        first = text_of(hub.call("far", "pid"))
+        remote.kill()
+        with pytest.raises(ServerError) as info:
+            hub.call("far", "echo", {"text": "anyone?"})
+        message = str(info.value)
+        assert "'far'" in message and remote.url in message, message
+        remote.start()
+        assert text_of(hub.call("far", "echo", {"text": "back"})) == "back"
+        assert text_of(hub.call("far", "pid")) != first
+        assert hub.status()[0].state == "ready"
+
+
+def test_a_remote_server_restarted_while_idle_is_reconnected(tmp_path: Path, remote: RemoteServer) -> None:
+    config = ServerConfig(name="far", transport=remote.transport, url=remote.url)
+    with ToolHub([config], state_dir=tmp_path / ".codemode") as hub:
+        first = text_of(hub.call("far", "pid"))
+        remote.kill()
+        remote.start()  # the hub never saw it down; the new process knows nothing of the old session
+        assert text_of(hub.call("far", "echo", {"text": "still here"})) == "still here"
+        assert text_of(hub.call("far", "pid")) != first
