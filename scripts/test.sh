@@ -44,5 +44,6 @@ echo "== pytest"
 .venv/bin/python -m pytest "$@"
 echo "== bench (timings never fail; an execution that fails does)"
 .venv/bin/python bench/tool_call.py
+.venv/bin/python bench/large_result.py --quick
 .venv/bin/python bench/executor.py --quick
 .venv/bin/python bench/agent_tokens.py --quick
