@@ -89,7 +89,7 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
         setattr(atools, model.function_name, _async_function(model, runtime))
     by_name = {m.function_name: m for m in models}
     module.atools = atools  # type: ignore[attr-defined]
-    module.parallel = parallel  # type: ignore[attr-defined]
+    module.parallel = _parallel(runtime)  # type: ignore[attr-defined]
     module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
     module.tool_schema = _tool_schema(by_name, models)  # type: ignore[attr-defined]
     for function in (*_artifact_functions(runtime), *_llm_functions(runtime)):
@@ -143,36 +143,45 @@ def _too_large(function: str, exc: FrameTooLarge) -> ValueError:
     )
 
 
-def parallel(calls: Sequence[Callable[[], Any]], *, max_workers: int | None = None) -> list[Any]:
-    """Run calls concurrently and return their results in order; a failed slot holds its exception.
+def _parallel(runtime: ToolRuntime) -> Callable[..., list[Any]]:
+    def parallel(calls: Sequence[Callable[[], Any]], *, max_workers: int | None = None) -> list[Any]:
+        """Run calls concurrently and return their results in order; a failed slot holds its exception.
 
-    Each call is a function of no arguments, typically ``lambda: get_weather(city=c, unit="celsius")``.
-    A call that raises does not stop the others: its slot in the result is the exception object, so
-    ``[r for r in results if not isinstance(r, Exception)]`` keeps the successes. Up to 50 calls run at
-    once; ``asyncio.gather`` over ``atools`` has no such limit.
-    """
-    if not calls:
-        return []
-    for index, call in enumerate(calls):
-        if not callable(call):
-            raise TypeError(
-                f"parallel(): item {index} is a {type(call).__name__}, not a function; "
-                "write parallel([lambda: get_weather(city=c, unit='celsius') for c in cities])"
-            )
+        Each call is a function of no arguments, typically ``lambda c=c: get_weather(city=c, unit="celsius")``
+        A call that raises does not stop the others: its slot in the result is the exception object, so
+        ``[r for r in results if not isinstance(r, Exception)]`` keeps the successes. Up to 50 calls run at
+        once; ``asyncio.gather`` over ``atools`` has no such limit. The record lists the batch's tool
+        calls in the order of ``calls``.
+        """
+        if not calls:
+            return []
+        for index, call in enumerate(calls):
+            if not callable(call):
+                raise TypeError(
+                    f"parallel(): item {index} is a {type(call).__name__}, not a function; "
+                    "write parallel([lambda c=c: get_weather(city=c, unit='celsius') for c in cities])"
+                )
+        order = runtime.require_channel().order
+        first = order.reserve(len(calls))
 
-    def run(call: Callable[[], Any]) -> Any:
+        def run(index: int) -> Any:
+            order.hand(first + index)  # the slot's (first) tool call keeps its place in the batch
+            try:
+                return calls[index]()
+            except Exception as exc:
+                return exc
+            finally:
+                order.hand(None)
+
+        workers = min(len(calls), max_workers or _MAX_PARALLEL_THREADS)
+        previous = threading.stack_size(_THREAD_STACK_BYTES)
         try:
-            return call()
-        except Exception as exc:
-            return exc
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parallel") as pool:
+                return list(pool.map(run, range(len(calls))))
+        finally:
+            threading.stack_size(previous)
 
-    workers = min(len(calls), max_workers or _MAX_PARALLEL_THREADS)
-    previous = threading.stack_size(_THREAD_STACK_BYTES)
-    try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parallel") as pool:
-            return list(pool.map(run, calls))
-    finally:
-        threading.stack_size(previous)
+    return parallel
 
 
 def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]]:

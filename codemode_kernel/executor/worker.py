@@ -119,6 +119,7 @@ def serve(channel: Channel, tools_module: types.ModuleType) -> None:
     namespace: dict[str, Any] = program_globals(tools_module, {})
     session = bool(request.get("session"))
     while request is not None:
+        channel.order.restart()
         channel.send(_run(request, namespace, stdout, stderr))
         if not session:
             return

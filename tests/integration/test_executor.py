@@ -52,6 +52,25 @@ def test_value_output_and_tool_calls(executor: Executor) -> None:
     assert result.tool_calls[0]["status"] == "ok"
 
 
+def test_calls_are_numbered_as_issued_and_a_parallel_batch_in_submission_order(executor: Executor) -> None:
+    # The first slot of the batch issues its call last: the record still lists it first.
+    code = """
+import time
+get_weather(city="Oslo", unit="celsius")
+def late():
+    time.sleep(0.5)
+    return get_weather(city="Lima", unit="celsius")
+parallel([late, lambda: get_weather(city="Rome", unit="celsius")])
+get_weather(city="Kyiv", unit="celsius")
+"""
+    result = executor.run(code)
+    assert result.status == "ok", result.error
+    calls = [(c["seq"], c["arguments"]["city"]) for c in result.tool_calls]
+    assert calls == [(1, "Oslo"), (2, "Lima"), (3, "Rome"), (4, "Kyiv")]
+    started = {c["arguments"].get("city"): c["started"] for c in result.tool_calls}
+    assert started["Lima"] > started["Rome"]  # really issued in the other order
+
+
 def test_the_go_design_cities_example_makes_n_plus_one_calls_in_one_execution(executor: Executor) -> None:
     code = """
 cities = [c for c in read_file(path="cities.txt").splitlines() if c]
