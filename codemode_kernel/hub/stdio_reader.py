@@ -19,7 +19,7 @@ import json
 import logging
 import re
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -87,7 +87,7 @@ class Oversized:
 
 
 async def read_lines(stream: ByteReceiveStream, limit: int) -> AsyncGenerator[bytes | Oversized, None]:
-    """Yield each line of ``stream`` (without its newline), or ``Oversized`` for one longer than ``limit``.
+    """Yield each line of ``stream`` (its line break removed), or ``Oversized`` for one longer than ``limit``.
 
     Each byte is scanned for a newline once, and at most ``limit`` bytes (plus one chunk) are held. A last
     line without a newline is dropped at the end of the stream, as the SDK's reader does.
@@ -113,12 +113,12 @@ async def read_lines(stream: ByteReceiveStream, limit: int) -> AsyncGenerator[by
         buffer += memoryview(chunk)[start:]
         begin = 0
         while (newline := buffer.find(b"\n", scan)) >= 0:
-            end = newline - 1 if newline > begin and buffer[newline - 1] == 0x0D else newline  # \r\n
-            if end - begin > limit:
+            if newline - begin > limit:
                 big = Oversized()
-                big.add(buffer[begin:end])
+                big.add(buffer[begin:newline])
                 yield big
             else:
+                end = newline - 1 if newline > begin and buffer[newline - 1] == 0x0D else newline  # \r\n
                 yield bytes(buffer[begin:end])
             begin = scan = newline + 1
         del buffer[:begin]
@@ -137,15 +137,15 @@ class _Request:
         return f"{server}/{self.tool}" if self.tool else f"{server} {self.method}"
 
 
-@dataclass
 class MessageReader:
     """Turns stdout lines into SessionMessages for one connection; knows which requests await an answer."""
 
-    server: str
-    limit: int
-    noise: StdoutNoise
-    _pending: dict[types.RequestId, _Request] = field(default_factory=dict)
-    _noise_reported: bool = False
+    def __init__(self, server: str, limit: int, noise: StdoutNoise) -> None:
+        self.server = server
+        self.limit = limit
+        self.noise = noise
+        self._pending: dict[types.RequestId, _Request] = {}
+        self._noise_reported = False
 
     def sent(self, message: types.JSONRPCMessage) -> None:
         """Note a message on its way to the server: a request now awaits an answer, a cancelled one not."""
