@@ -50,5 +50,7 @@ def test_doctor_shows_what_a_worker_applies_as_a_run_reports_it(tmp_path: Path) 
     listed = [line.split(" ", 3)[3] for line in out.splitlines() if line.startswith(("  off ", "  MISSING "))]
     assert listed == missing, out
     assert "  off max_processes: no limit set by the policy" in out
-    assert f"token.txt does not exist and could be created (its directory {project} is writable)" in out
+    (creatable,) = [line for line in out.splitlines() if "could be created in" in line]
+    assert f"could be created in {project}, which programs may write: " in creatable
+    assert "token.txt" in creatable.split(": ", 2)[-1].split(", "), creatable
     assert doctor.returncode == 0, out  # a layer the user turned off is not a problem

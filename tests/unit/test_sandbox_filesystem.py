@@ -192,7 +192,7 @@ def test_plan_hiding_pins_the_directories_between_a_writable_root_and_a_hidden_p
     assert plan.pin == (ws / "a", ws / "a" / "b")
     assert plan.read_only == (ws / "c",)
     assert len(plan.warnings) == 2
-    assert any(".env does not exist and could be created" in w for w in plan.warnings)
+    assert f"do not exist yet could be created in {ws}, which programs may write: .env" in plan.warnings[1]
     assert any("contains the writable path" in w for w in plan.warnings)
 
 

@@ -89,6 +89,7 @@ def plan_hiding(hidden: Iterable[Path], writable: Iterable[Path]) -> HidingPlan:
     pin: set[Path] = set()
     read_only: set[Path] = set()
     warnings: list[str] = []
+    creatable: dict[Path, list[str]] = {}
     for path in hidden:
         inner = [root for root in roots if _within(root, path)]
         if inner:
@@ -103,12 +104,16 @@ def plan_hiding(hidden: Iterable[Path], writable: Iterable[Path]) -> HidingPlan:
         existing = _nearest_existing(path)
         for root in around:
             if existing == root:
-                warnings.append(
-                    f"{path} does not exist and could be created (its directory {root} is writable)"
-                )
+                creatable.setdefault(root, []).append(str(path.relative_to(root)))
             elif _within(existing, root):
                 read_only.add(existing)
                 pin.update(p for p in existing.parents if root in p.parents)
+    # One line per writable directory: the built-in list alone names four project config files.
+    warnings.extend(
+        f"hidden names that do not exist yet could be created in {root}, which programs may write: "
+        + ", ".join(names)
+        for root, names in creatable.items()
+    )
     # A path inside a covered directory is hidden already, and could not be bound to once the cover is on.
     outermost: list[Path] = []
     for path in sorted(cover, key=_depth):
