@@ -138,13 +138,8 @@ class WorkerPool:
         it is peeked at, not read, so the worker stays prepared for the next run. One is prepared now if
         there is none. Raises ZygoteError when no worker starts or one could not enter its sandbox.
         """
-        self.closing = False
+        worker = await self.take()
         zygote = await self._current_zygote()
-        worker, self._spare = self._spare, None
-        if worker is None or worker.version != self._version or worker.exited.done():
-            if worker is not None:
-                worker.discard()
-            worker = await self._spawn(zygote)
         loop = asyncio.get_running_loop()
         try:
             report = await loop.run_in_executor(None, peek_frame, worker.sock, _REPORT_WAIT)

@@ -810,12 +810,13 @@ class Executor:
         return False
 
     def _calls_of(self, state: _Execution) -> list[dict[str, Any]]:
-        """The execution's calls in the order the program issued them, numbered 1, 2, ... (``seq``).
+        """The execution's calls in the order the program issued them, by the worker's numbers (``seq``).
 
-        Not the order they started: the threads of a parallel batch reach the kernel in any order.
+        Not the order they started: the threads of a parallel batch reach the kernel in any order. The
+        numbers are those the live view showed; a gap is a number the program used without a recorded
+        call (a ``parallel`` slot that called no tool, a call refused before it was made).
         """
-        ordered = sorted(state.records.values(), key=call_order)
-        return [{**record.to_json(), "seq": number} for number, record in enumerate(ordered, 1)]
+        return [record.to_json() for record in sorted(state.records.values(), key=call_order)]
 
     def _internal(self, execution_id: str, started: float, limit: float, message: str) -> ExecutionResult:
         return ExecutionResult(
