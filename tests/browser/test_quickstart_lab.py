@@ -94,7 +94,7 @@ class Expected:
     source: str
     result: str | None
     printed: list[str]
-    calls: list[str]  # ``tool(arguments)``, in the record's order
+    calls: list[str]  # ``#seq tool(arguments)``, in the record's order (the program's)
 
 
 def expected_cells(path: Path) -> list[Expected]:
@@ -109,7 +109,7 @@ def expected_cells(path: Path) -> list[Expected]:
                 printed += output.text.splitlines()
             elif output.output_type == "display_data" and TRACE_MIME in output.data:
                 for call in output.data[TRACE_MIME]["tool_calls"]:
-                    calls.append(f"{call['tool']}({arguments_text(call['arguments'])})")
+                    calls.append(f"#{call['seq']} {call['tool']}({arguments_text(call['arguments'])})")
         # A plain cell's stdout can be the kernel's "waiting for the MCP servers" note: timing, not content.
         printed = printed if cell.source.startswith("%%codemode") else []
         cells.append(Expected(cell.cell_type == "code", cell.source, result, printed, calls))
@@ -196,7 +196,7 @@ def test_quickstart(page: Page, lab: Lab) -> None:
         if want.calls:
             assert traces.count() == 1, f"{where}: {traces.count()} traces"
             assert trace_status(traces.first) == "ok", where
-            rows = trace_tool_calls(traces.first)  # each "tool(arguments) ✓ ok 3 ms server"
+            rows = trace_tool_calls(traces.first)  # each "#1 tool(arguments) ✓ ok 3 ms server"
             assert [row[: len(call)] for row, call in zip(rows, want.calls, strict=False)] == want.calls, (
                 f"{where}: {rows}"
             )
