@@ -6,26 +6,20 @@ import argparse
 import io
 import json
 import os
-import platform
 import shlex
 import sys
 import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .config import Config, find_config, load_config, trust_config
-from .config.jsontext import parse_json
-from .errors import CodeModeError, ConfigError, UntrustedConfigError
-from .hub import ServerStatus
+from .config import find_config, load_config, trust_config
+from .config.jsontext import load_json_bytes
+from .errors import CodeModeError, ConfigError
 from .toolbox import RESERVED_NAMES, Toolbox
 from .toolspec import ToolSpec
-from .typegen import ToolModel, build_tool_models, render_stubs
-
-if TYPE_CHECKING:
-    from .executor.sandbox import Protections
+from .typegen import build_tool_models, render_stubs
 
 __all__ = ["main"]
 
@@ -164,14 +158,10 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 def _read_tools_json(source: str, server: str | None) -> list[ToolSpec]:
     try:
         content = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-        text = content.decode("utf-8-sig")
     except OSError as exc:
         raise ConfigError(f"cannot read it: {exc.strerror}", file=source) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"is not UTF-8 text (byte {exc.start})", file=source, fix="save the listing as UTF-8"
-        ) from None
-    data: Any = parse_json(text, file=source, fix="save the answer of a tools/list call as it came")
+    fix = "save the answer of a tools/list call as it came"
+    data: Any = load_json_bytes(content, file=source, fix=fix).data
     if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
         data = data["result"]  # a whole JSON-RPC response
     tools = data.get("tools") if isinstance(data, dict) else data
@@ -199,144 +189,9 @@ def _read_tools_json(source: str, server: str | None) -> list[ToolSpec]:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    print(
-        f"codemode-kernel {version('codemode-kernel')}, mcp {version('mcp')}, "
-        f"Python {platform.python_version()}"
-    )
-    try:
-        config = load_config(args.config)
-    except UntrustedConfigError as exc:
-        print(f"config: {exc.file} (project, NOT TRUSTED)\n  problem: {exc.reason}\n  fix: {exc.fix}")
-        return EXIT_PROBLEMS
-    except ConfigError as exc:
-        print(f"config: {exc.file or 'unknown'} (cannot be used)\n  problem: {exc}")
-        return EXIT_PROBLEMS
-    _print_config(config)
-    problems = len(config.warnings)
-    try:
-        with Toolbox(config) as toolbox:
-            toolbox.wait_for_servers()  # each server's final state: the diagnostic may wait for it
-            statuses = toolbox.status()
-            tool_count = len(toolbox.models)
-            unvalidated = _unvalidated_tools(toolbox.models)
-            sandbox = _worker_protections(toolbox)
-    except CodeModeError as exc:
-        print(f"problem: {exc}")
-        return EXIT_PROBLEMS
-    print("servers:")
-    for status in statuses:
-        print(_describe_server(status, said=unvalidated.get(status.name)))
-        problems += status.state == "failed"
-    print(f"tools: {tool_count} Python functions")
-    problems += _print_sandbox(sandbox)
-    print("no problems found" if problems == 0 else f"{problems} problem(s) found")
-    return EXIT_OK if problems == 0 else EXIT_PROBLEMS
+    from .doctor import doctor
 
-
-def _worker_protections(toolbox: Toolbox) -> Protections | str:
-    """The protections a code-mode worker applies here, as one reports them; or why no worker started."""
-    from .executor import Executor
-
-    try:
-        with Executor(toolbox) as executor:
-            return executor.protections()
-    except CodeModeError as exc:
-        return str(exc)
-
-
-def _print_sandbox(protections: Protections | str) -> int:
-    """What isolates code-mode workers here, naming each missing layer loudly; returns the count missing.
-
-    The list is the one a real worker reported after entering its sandbox, as every run's result has it.
-    """
-    print("code-mode sandbox:")
-    if isinstance(protections, str):
-        print(f"  MISSING sandbox: no worker could start: {protections}")
-        return 1
-    print(f"  in force: {', '.join(protections.in_force) or 'nothing'}")
-    missing = protections.missing()
-    for layer, reason in missing.items():
-        print(f"  {'off' if 'by the policy' in reason else 'MISSING'} {layer}: {reason}")
-    for warning in protections.warnings:
-        print(f"  warning: {warning}")
-    # Layers the user switched off on purpose (network: true) are not problems.
-    return sum(1 for reason in missing.values() if "by the policy" not in reason)
-
-
-def _print_config(config: Config) -> None:
-    where = str(config.source) if config.source else "none found: using the embedded demo servers"
-    print(f"config: {where} ({config.origin})")
-    print(f"workspace: {config.workspace}")
-    for warning in config.warnings:
-        print(f"  warning: {warning}")
-
-
-def _describe_server(status: ServerStatus, said: _Unvalidated | None = None) -> str:
-    head = f"  {status.name} [{status.transport}]: {status.state}"
-    if status.state == "ready":
-        head += f", {status.tools} tools, protocol {status.protocol_version}"
-        if status.restarts:
-            head += f", restarted {status.restarts}x"
-    lines = [head]
-    if status.error:
-        lines.append(f"    problem: {status.error}")
-        lines.append(f"    fix: {_fix_for(status)}")
-    if status.log_path and status.state == "failed":
-        lines.append(f"    stderr log: {status.log_path}")
-    if note := status.stdout_note():
-        lines.append(f"    stdout: {note}")
-    lines.extend(f"    warning: {w}" for w in status.warnings if not said or w not in said.warnings)
-    if said:
-        lines.extend(said.lines)
-        lines.append(
-            "    fix: tell the server's author which schemas are broken; until then pass only the arguments "
-            'the tool documents, or keep it out of code mode with "excludedTools"'
-        )
-    return "\n".join(lines)
-
-
-@dataclass
-class _Unvalidated:
-    """One server's tools whose arguments are not validated: a line each, and the hub warnings they cover."""
-
-    lines: list[str] = field(default_factory=list)
-    warnings: set[str] = field(default_factory=set)
-
-
-def _unvalidated_tools(models: list[ToolModel]) -> dict[str, _Unvalidated]:
-    """Per server, the tools whose input schema switched argument validation off, and why.
-
-    The hub tolerates such schemas (a missing or non-object inputSchema, one jsonschema cannot compile)
-    so the tool stays usable; doctor is where the user learns that nothing checks what is sent to it.
-    """
-    found: dict[str, _Unvalidated] = {}
-    for model in models:
-        spec, validator = model.spec, model.validator
-        if spec.input_schema_problem:
-            reason = f"{spec.input_schema_problem}, so it is offered without parameters"
-        elif validator is not None and not validator.enabled and validator.warning:
-            prefix, suffix = f"{spec.qualified_name}: ", "; arguments are sent unchecked"
-            reason = validator.warning.removeprefix(prefix).removesuffix(suffix)
-        else:
-            continue
-        entry = found.setdefault(spec.server, _Unvalidated())
-        entry.lines.append(f"    tool {model.function_name}(): arguments are not validated: {reason}")
-        # The hub's own warning about a replaced schema says the same; show it once.
-        entry.warnings.update(f"{spec.server}: {warning}" for warning in spec.warnings)
-    return found
-
-
-def _fix_for(status: ServerStatus) -> str:
-    error = status.error or ""
-    if "command not found" in error:
-        return "install the server, or give the full path of its command in the config"
-    if "connectTimeout" in error:
-        if status.transport != "stdio":
-            return 'if it is only slow, raise its "connectTimeout"; else check that its url is right'
-        return 'if it is only slow, raise its "connectTimeout"; else run its command by hand to see it hang'
-    if status.transport != "stdio":
-        return "check that the server is running and that its url and headers are right"
-    return 'read its stderr log; run the command by hand to see it fail; or set "disabled": true'
+    return EXIT_OK if doctor(args.config) == 0 else EXIT_PROBLEMS
 
 
 # -- run ----------------------------------------------------------------------------------------------

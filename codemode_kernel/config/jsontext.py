@@ -1,9 +1,9 @@
-"""JSON text as users hand it to us: parsed with a nesting limit, and with duplicate keys found.
+"""JSON text as users hand it to us: decoded, parsed with a nesting limit, and with duplicate keys found.
 
 Python's ``json`` parser recurses once per level, so ``[[[[...]]]]`` a hundred thousand levels deep ends in
 a RecursionError, not a message; and it keeps the last of two equal keys without a word, so the first
-``"github"`` server of a file silently disappears. Both are found here on the text itself, with the line
-and column, before and after the standard parser does the actual parsing.
+``"github"`` server of a file silently disappears. Both are found here by one scan of the text itself,
+with the line and column, before the standard parser does the actual parsing.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from .jsonc import strip_jsonc
 
-__all__ = ["MAX_DEPTH", "DuplicateKey", "duplicate_keys", "parse_json"]
+__all__ = ["MAX_DEPTH", "DuplicateKey", "JsonDocument", "load_json_bytes"]
 
 MAX_DEPTH = 100
 """Nesting levels of objects and lists a file may have; real config files and tool listings stay far below."""
 
-# A complete string (so brackets inside it do not count), or a bracket.
-_BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
-# The same, plus the punctuation that tells keys from values and counts list items.
+# A complete string (so brackets inside it do not count), a bracket, or the punctuation that tells keys
+# from values and counts list items.
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:,]', re.DOTALL)
 
 
@@ -35,30 +35,57 @@ class DuplicateKey:
     column: int
 
 
-def parse_json(text: str, *, file: str, fix: str, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse ``text``; a ConfigError naming ``file`` for nesting deeper than ``max_depth`` or bad JSON.
+@dataclass(frozen=True)
+class JsonDocument:
+    """A JSON file as read: its value, and the keys it writes twice (JSON keeps the last one silently)."""
 
-    ``fix`` is the advice for a syntax error (callers know whether comments were allowed).
+    data: Any
+    duplicates: tuple[DuplicateKey, ...] = ()
+
+
+def load_json_bytes(
+    content: bytes, *, file: str, fix: str, empty_fix: str | None = None, comments: bool = False
+) -> JsonDocument:
+    """Decode and parse a JSON file's bytes; every way this fails is a ConfigError naming ``file``.
+
+    UTF-8 with or without a byte order mark; with ``comments``, JSONC (comments and trailing commas).
+    ``fix`` is the advice for a syntax error, ``empty_fix`` for a file with nothing in it (default ``fix``).
     """
-    too_deep = _first_too_deep(text, max_depth)
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"is not UTF-8 text (byte {exc.start})", file=file, fix="save the file as UTF-8"
+        ) from None
+    if not text.strip():
+        raise ConfigError("is empty", file=file, fix=empty_fix or fix)
+    if comments:
+        text = strip_jsonc(text)
+    too_deep, duplicates = _scan(text, MAX_DEPTH)
     if too_deep is not None:
         line, column = _line_column(text, too_deep)
         raise ConfigError(
-            f"nested too deeply: more than {max_depth} levels of objects and lists "
+            f"nested too deeply: more than {MAX_DEPTH} levels of objects and lists "
             f"(at line {line}, column {column})",
             file=file,
-            fix=f"keep the nesting within {max_depth} levels; no config or tool listing needs more",
+            fix=f"keep the nesting within {MAX_DEPTH} levels; no config or tool listing needs more",
         )
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", file=file, fix=fix
         ) from None
+    return JsonDocument(data, tuple(duplicates))
 
 
-def duplicate_keys(text: str) -> list[DuplicateKey]:
-    """Every key that repeats a key of the same object, in file order; ``text`` must be valid JSON."""
+def _scan(text: str, max_depth: int) -> tuple[int | None, list[DuplicateKey]]:
+    """Where the text first nests too deeply, and every key that repeats a key of the same object.
+
+    The offset is that of the first bracket opening level ``max_depth + 1`` (the scan stops there), or
+    None; the keys are in file order. Text that is not valid JSON gives a list that means nothing, but
+    no error: the parser reports it.
+    """
     found: list[DuplicateKey] = []
     stack: list[_Container] = []
     key_token: re.Match[str] | None = None
@@ -67,23 +94,33 @@ def duplicate_keys(text: str) -> list[DuplicateKey]:
         if char == '"':
             key_token = token
             continue
-        if char == ":" and key_token is not None:
-            top = stack[-1]
-            key = json.loads(key_token.group())
+        top = stack[-1] if stack else None
+        if char == ":" and key_token is not None and top is not None and top.is_object:
+            key = _key(key_token.group())
             if key in top.seen:
                 line, column = _line_column(text, key_token.start())
                 found.append(DuplicateKey((*top.parts, key), line, column))
             top.seen.add(key)
             top.key = key
         elif char in "{[":
-            parts = stack[-1].child_parts() if stack else ()
-            stack.append(_Container(is_object=char == "{", parts=parts))
-        elif char in "}]":
+            if len(stack) == max_depth:
+                return token.start(), found
+            stack.append(_Container(is_object=char == "{", parts=top.child_parts() if top else ()))
+        elif char in "}]" and stack:
             stack.pop()
-        elif char == "," and not stack[-1].is_object:
-            stack[-1].index += 1
+        elif char == "," and top is not None and not top.is_object:
+            top.index += 1
         key_token = None
-    return found
+    return None, found
+
+
+def _key(token: str) -> str:
+    """A key token's text as a string (itself when it is no valid JSON string: the parser reports that)."""
+    try:
+        key = json.loads(token)
+    except ValueError:
+        return token
+    return key if isinstance(key, str) else token
 
 
 @dataclass
@@ -98,20 +135,6 @@ class _Container:
 
     def child_parts(self) -> tuple[str | int, ...]:
         return (*self.parts, self.key if self.is_object else self.index)
-
-
-def _first_too_deep(text: str, max_depth: int) -> int | None:
-    """The offset of the first bracket that opens level ``max_depth + 1``, or None."""
-    depth = 0
-    for token in _BRACKETS.finditer(text):
-        char = token.group()
-        if char in "{[":
-            depth += 1
-            if depth > max_depth:
-                return token.start()
-        elif char in "}]":
-            depth -= 1
-    return None
 
 
 def _line_column(text: str, offset: int) -> tuple[int, int]:

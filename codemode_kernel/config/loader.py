@@ -27,9 +27,8 @@ from .builtin import default_config
 from .discovery import USER_CONFIG_FILE, find_config, resolve_user_dir
 from .entries import load_server
 from .expand import Expander
-from .jsonc import strip_jsonc
 from .jsonpath import join
-from .jsontext import DuplicateKey, duplicate_keys, parse_json
+from .jsontext import DuplicateKey, load_json_bytes
 from .models import Config, ConfigModel, ConfigOrigin, Defaults, ModelConfig, ServerConfig
 from .trust import content_digest, trust_state
 from .validation import json_kind, unknown_key_warnings, validate
@@ -169,28 +168,21 @@ def _read(path: Path, origin: ConfigOrigin, cwd: Path) -> _Document:
         raise ConfigError(
             f"cannot be read ({exc.strerror or exc})", file=display, fix="check its permissions"
         ) from None
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"is not UTF-8 text (byte {exc.start})", file=display, fix="save the file as UTF-8"
-        ) from None
-    if not text.strip():
-        raise ConfigError("is empty", file=display, fix='write {"mcpServers": {}} or delete the file')
-    text = strip_jsonc(text)
-    data = parse_json(
-        text,
+    document = load_json_bytes(
+        content,
         file=display,
         fix="correct the JSON at that position (comments and trailing commas are allowed)",
+        empty_fix='write {"mcpServers": {}} or delete the file',
+        comments=True,
     )
+    data = document.data
     if not isinstance(data, dict):
         raise ConfigError(
             f"must be a JSON object, not {json_kind(data)}",
             file=display,
             fix='write the servers as {"mcpServers": {"name": {"command": "...", "args": []}}}',
         )
-    duplicates = tuple(duplicate_keys(text))
-    return _Document(path=path, display=display, content=content, data=data, duplicates=duplicates)
+    return _Document(path=path, display=display, content=content, data=data, duplicates=document.duplicates)
 
 
 def _is_codemode_format(doc: _Document, user_file: Path) -> bool:

@@ -239,24 +239,20 @@ def status_text(tools: KernelTools) -> str:
     lines.append(f"tools: {len(tools.toolbox.models)} Python functions")
     if tools.skipped:
         lines.append(f"not bound (the name was taken): {', '.join(tools.skipped)}")
-    lines.append(f"sandbox: {_protections(tools)}")
+    lines.append(_protections(tools))
     return "\n".join(lines)
 
 
 def _protections(tools: KernelTools) -> str:
-    """The protections of this kernel's workers, as one reported them (a run's result has the same list)."""
+    """The protections of this kernel's workers, as one reported them, in ``codemode doctor``'s words."""
     from ..errors import CodeModeError
+    from ..executor.sandbox import Protections
 
     try:
         protections = tools.executor().protections()
     except CodeModeError as exc:
-        return f"no worker could start: {exc}"
-    text = ", ".join(protections.in_force) or "nothing"
-    missing = protections.missing()
-    if missing:
-        text += "\n  missing: " + "; ".join(f"{layer} ({reason})" for layer, reason in missing.items())
-    text += "".join(f"\n  warning: {warning}" for warning in protections.warnings)
-    return text
+        protections = Protections.no_worker(str(exc))
+    return protections.describe("sandbox")
 
 
 def tools_text(tools: KernelTools, query: str) -> str:

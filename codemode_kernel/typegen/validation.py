@@ -47,9 +47,10 @@ class ArgumentValidator:
     """A compiled jsonschema validator for one tool's input schema (built once, used for every call).
 
     ``function_name`` and ``parameter_names`` (wire name -> Python name) let messages speak the caller's
-    language. If the schema is not valid JSON Schema, validation is switched off and :attr:`warning`
-    says why; if it breaks jsonschema only when used (a remote ``$ref``), that call goes out unchecked.
-    Either way the server still checks its own input.
+    language. If the schema is not valid JSON Schema, validation is switched off: :attr:`problem` says
+    why, and :attr:`warning` says it for the logs, naming the tool. If the schema breaks jsonschema only
+    when used (a remote ``$ref``), that call goes out unchecked. Either way the server still checks its
+    own input.
     """
 
     def __init__(
@@ -63,6 +64,8 @@ class ArgumentValidator:
         self.tool = function_name or spec.name
         self._names = dict(parameter_names or {})
         self.warning: str | None = None
+        self.problem: str | None = None
+        """Why validation is off (``inputSchema cannot be used for validation (...)``), or None."""
         self._validator: Validator | None = None
         schema = spec.input_schema
         try:
@@ -72,20 +75,19 @@ class ArgumentValidator:
         # The schema is untrusted input and jsonschema can fail on it in many ways (SchemaError,
         # RecursionError on absurd nesting, TypeError on odd $schema values); all mean "cannot check".
         except Exception as exc:
-            self.warning = self._unusable(exc, "arguments are sent unchecked")
+            self.problem = self._unusable(exc)
+            self.warning = f"{spec.qualified_name}: {self.problem}; arguments are sent unchecked"
 
     @property
     def enabled(self) -> bool:
         """Whether calls are checked (False when jsonschema could not compile the schema)."""
         return self._validator is not None
 
-    def _unusable(self, exc: BaseException, consequence: str) -> str:
-        """The warning for a schema jsonschema cannot work with."""
+    @staticmethod
+    def _unusable(exc: BaseException) -> str:
+        """What is wrong with a schema jsonschema cannot work with."""
         reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        return (
-            f"{self.spec.qualified_name}: inputSchema cannot be used for validation "
-            f"({clip(str(reason), 160)}); {consequence}"
-        )
+        return f"inputSchema cannot be used for validation ({clip(str(reason), 160)})"
 
     def accepts_null(self, schema: Any) -> bool | None:
         """Whether ``schema`` (a part of the input schema, such as one property's) accepts null.
@@ -113,7 +115,9 @@ class ArgumentValidator:
         # A remote or broken $ref fails only here, at use, and only for arguments that reach it: this call
         # goes out unchecked (the server still checks), later calls are checked again.
         except Exception as exc:
-            self.warning = self._unusable(exc, "some arguments could not be checked")
+            self.warning = (
+                f"{self.spec.qualified_name}: {self._unusable(exc)}; some arguments could not be checked"
+            )
             return
         if not errors:
             return

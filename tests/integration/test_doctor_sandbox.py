@@ -46,7 +46,7 @@ def test_doctor_shows_what_a_worker_applies_as_a_run_reports_it(tmp_path: Path) 
 
     doctor = codemode("doctor", "--config", "mine.json", cwd=project, home=home)
     out = doctor.stdout
-    assert f"  in force: {', '.join(in_force)}\n" in out, out
+    assert f"\ncode-mode sandbox: {', '.join(in_force)}\n" in out, out
     listed = [line.split(" ", 3)[3] for line in out.splitlines() if line.startswith(("  off ", "  MISSING "))]
     assert listed == missing, out
     assert "  off max_processes: no limit set by the policy" in out

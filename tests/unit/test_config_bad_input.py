@@ -124,6 +124,24 @@ def test_duplicate_keys_outside_the_servers_of_another_tools_file_are_not_ours(t
     assert config.warnings == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1}}',  # a bracket closing nothing
+        '"a": 1',  # a key outside any object
+        '[1, "a": 2]',  # a key inside a list
+        ']]{"a": 1, "a": 2',  # unbalanced both ways
+        '{"a\\x": 1, "a\\x": 2}',  # an escape JSON does not have, written twice
+        '{"a": "unterminated}',
+    ],
+)
+def test_broken_json_is_a_syntax_error_whatever_the_key_scan_met(tmp_path: Path, text: str) -> None:
+    # Nesting and repeated keys are found by one scan before the parser runs: it must not trip on text
+    # the parser then rejects with the position.
+    exc = error_text(tmp_path, text)
+    assert exc.file == "codemode.json" and "not valid JSON at line 1, column" in exc.reason, exc
+
+
 # -- numbers that are not numbers ------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from test_sandbox_harness import (
 import codemode_kernel.executor.sandbox as sandbox
 from codemode_kernel.executor.sandbox import (
     Capabilities,
+    Protections,
     SandboxError,
     SandboxPolicy,
     default_hidden_paths,
@@ -166,8 +167,22 @@ def test_policy_relaxations_are_named_as_such(tmp_path: Path) -> None:
     assert missing["landlock:net"] == "network allowed by the policy"
     assert missing["no_new_privs"] == "turned off by the policy"
     assert "landlock:fs_write" in relaxed, "in a user namespace CAP_SYS_ADMIN stands in for no_new_privs"
+    # Flagged as the user's choice (doctor's "off", no problem), apart from what the machine lacks.
+    assert set(relaxed.turned_off) == {"network_namespace", "landlock:net", "no_new_privs"}
+    assert "network_namespace" not in relaxed.unavailable() and "landlock:scoped" in relaxed.unavailable()
     strict = plan(SandboxPolicy(workspace=tmp_path), caps)
     assert strict.missing()["landlock:net"] == "Landlock ABI 3 has no network rules (needs 4)"
+    assert strict.turned_off == () and strict.unavailable() == strict.missing()
+
+
+def test_layers_that_need_no_new_privs_are_turned_off_with_it(tmp_path: Path) -> None:
+    caps = replace(_NOTHING, namespace_mode="direct", landlock_abi=6, seccomp=True)
+    protections = plan(SandboxPolicy(workspace=tmp_path, no_new_privs=False, max_processes=None), caps)
+    off = {"no_new_privs", "landlock:fs_write", "landlock:net", "landlock:scoped", "seccomp", "max_processes"}
+    assert set(protections.turned_off) == off
+    assert protections.missing()["seccomp"] == "needs no_new_privs (turned off by the policy)"
+    assert off.isdisjoint(protections.unavailable()) and "pid_namespace" in protections.unavailable()
+    assert Protections.from_dict(protections.to_dict()) == protections
 
 
 def test_a_layer_that_fails_raises_instead_of_pretending(identity: str, tmp_path: Path) -> None:

@@ -918,6 +918,10 @@ def test_invalid_schema_disables_validation_with_a_warning() -> None:
     model = model_for({"a": {"type": "strin"}})
     assert any("cannot be used for validation" in w for w in model.warnings)
     assert model.validator is not None and not model.validator.enabled
+    # The problem as data (doctor shows it under the tool's name), the warning naming the tool for logs.
+    problem = model.validator.problem
+    assert problem is not None and problem.startswith("inputSchema cannot be used for validation (")
+    assert model.validator.warning == f"{model.spec.qualified_name}: {problem}; arguments are sent unchecked"
     validate_arguments(model, {"a": object()})  # nothing checked, nothing raised
 
 
@@ -925,6 +929,7 @@ def test_remote_ref_fails_only_the_check_that_reaches_it() -> None:
     model = model_for({"a": {"$ref": "https://example.invalid/schema.json"}, "b": {"type": "integer"}})
     validate_arguments(model, {"a": 1})  # unresolvable at use: sent unchecked
     assert model.validator is not None and model.validator.warning
+    assert model.validator.problem is None and model.validator.enabled  # later calls are checked again
     with pytest.raises(ToolArgumentError, match="argument b must be of type int"):
         validate_arguments(model, {"b": "x"})
 

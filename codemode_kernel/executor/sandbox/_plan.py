@@ -26,25 +26,50 @@ class Protections:
         in_force: e.g. ``("max_processes:cgroup", "pid_namespace", "network_namespace", ...)``.
         not_in_force: ``((layer, reason), ...)``: unavailable here, or turned off by the policy.
         warnings: gaps inside a layer that is in force (a hidden path that can still be created).
+        turned_off: the layers of ``not_in_force`` that the policy (the user's settings) turned off, as
+            opposed to layers this machine cannot apply; only the latter are problems.
     """
 
     in_force: tuple[str, ...]
     not_in_force: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
+    turned_off: tuple[str, ...] = ()
 
     def __contains__(self, layer: object) -> bool:
         return layer in self.in_force
+
+    @classmethod
+    def no_worker(cls, reason: str) -> Protections:
+        """The report when no worker could start: nothing in force, the whole sandbox missing."""
+        return cls((), (("sandbox", f"no worker could start: {reason}"),))
 
     def missing(self) -> dict[str, str]:
         """``{layer: reason}`` for every layer not in force."""
         return dict(self.not_in_force)
 
+    def unavailable(self) -> dict[str, str]:
+        """``{layer: reason}`` for the layers not in force that the policy did not turn off."""
+        return {layer: reason for layer, reason in self.not_in_force if layer not in self.turned_off}
+
+    def describe(self, heading: str) -> str:
+        """``heading: <layers in force>``, then a line per layer ``off`` or ``MISSING`` and per warning.
+
+        One text for ``codemode doctor`` and ``%codemode status``, so the two never disagree; a missing
+        layer is loud, one the user's settings turned off is not.
+        """
+        lines = [f"{heading}: {', '.join(self.in_force) or 'nothing'}"]
+        for layer, reason in self.not_in_force:
+            lines.append(f"  {'off' if layer in self.turned_off else 'MISSING'} {layer}: {reason}")
+        lines.extend(f"  warning: {warning}" for warning in self.warnings)
+        return "\n".join(lines)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``{"in_force": [...], "not_in_force": {layer: reason}, "warnings": [...]}``."""
+        """JSON-ready: ``{"in_force": [...], "not_in_force": {layer: reason}, "warnings": [...], ...}``."""
         return {
             "in_force": list(self.in_force),
             "not_in_force": self.missing(),
             "warnings": list(self.warnings),
+            "turned_off": list(self.turned_off),
         }
 
     @classmethod
@@ -55,6 +80,7 @@ class Protections:
             tuple(str(layer) for layer in data.get("in_force") or ()),
             tuple((str(layer), str(reason)) for layer, reason in dict(missing).items()),
             tuple(str(warning) for warning in data.get("warnings") or ()),
+            tuple(str(layer) for layer in data.get("turned_off") or ()),
         )
 
 
@@ -73,10 +99,12 @@ def plan(policy: SandboxPolicy, caps: Capabilities, *, hiding: HidingPlan | None
     on: list[str] = []
     off: dict[str, str] = {}
     warnings: list[str] = []
+    turned_off: list[str] = []  # the layers of ``off`` that the policy itself turned off
     privileged = caps.is_root or caps.namespace_mode == "user"  # holds CAP_SYS_ADMIN while setting up
 
     if policy.max_processes is None:
         off["max_processes"] = "no limit set by the policy"
+        turned_off.append("max_processes")
     elif caps.is_root and caps.pids_cgroup:
         on.append("max_processes:cgroup")
     elif caps.is_root:
@@ -96,6 +124,7 @@ def plan(policy: SandboxPolicy, caps: Capabilities, *, hiding: HidingPlan | None
         off["pid_namespace"] = _why(caps, "pid_namespace", default="unavailable")
     if policy.network:
         off["network_namespace"] = "network allowed by the policy"
+        turned_off.append("network_namespace")
     elif caps.network_namespace:
         on.append("network_namespace")
     else:
@@ -119,14 +148,20 @@ def plan(policy: SandboxPolicy, caps: Capabilities, *, hiding: HidingPlan | None
         on.append("no_new_privs")
     else:
         off["no_new_privs"] = "turned off by the policy"
+        turned_off.append("no_new_privs")
     can_confine = caps.linux and (policy.no_new_privs or privileged)
-    if caps.landlock_abi == 0 or not can_confine:
-        reason = caps.reason("landlock") or "needs no_new_privs (turned off by the policy)"
-        off.update({"landlock:fs_write": reason, "landlock:net": reason, "landlock:scoped": reason})
+    needs_no_new_privs = "needs no_new_privs (turned off by the policy)"
+    landlock = ("landlock:fs_write", "landlock:net", "landlock:scoped")
+    if caps.landlock_abi == 0:
+        off.update(dict.fromkeys(landlock, caps.reason("landlock") or "unavailable"))
+    elif not can_confine:
+        off.update(dict.fromkeys(landlock, needs_no_new_privs))
+        turned_off.extend(landlock)
     else:
         on.append("landlock:fs_write")
         if policy.network:
             off["landlock:net"] = "network allowed by the policy"
+            turned_off.append("landlock:net")
         elif caps.landlock_abi >= 4:
             on.append("landlock:net")
         else:
@@ -135,12 +170,15 @@ def plan(policy: SandboxPolicy, caps: Capabilities, *, hiding: HidingPlan | None
             on.append("landlock:scoped")
         else:
             off["landlock:scoped"] = f"Landlock ABI {caps.landlock_abi} has no scoping (needs 6)"
-    if caps.seccomp and can_confine:
+    if not caps.seccomp:
+        off["seccomp"] = caps.reason("seccomp") or "unavailable"
+    elif can_confine:
         on.append("seccomp")
     else:
-        off["seccomp"] = caps.reason("seccomp") or "needs no_new_privs (turned off by the policy)"
+        off["seccomp"] = needs_no_new_privs
+        turned_off.append("seccomp")
     if caps.linux:
         on.append("capabilities_dropped")
     else:
         off["capabilities_dropped"] = "not Linux"
-    return Protections(tuple(on), tuple(off.items()), tuple(warnings))
+    return Protections(tuple(on), tuple(off.items()), tuple(warnings), tuple(turned_off))
