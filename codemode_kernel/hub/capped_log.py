@@ -4,6 +4,11 @@ A chatty server writes tens of megabytes per start to stderr (681 MB were seen i
 the server's stderr from a pipe and writes it here: the current file grows to ``limit`` bytes, then becomes
 ``<name>.1`` (replacing the older one) and a new current file starts. So at most two files of ``limit``
 bytes exist, and the newest lines (the ones that explain a crash) are at the end of the current file.
+
+Not ``logging.handlers.RotatingFileHandler``: it writes text records (a pipe's raw bytes would need a
+decode and gain a line break per chunk), measures them in characters, not bytes, and neither cuts a chunk
+larger than the cap nor an oversized file left from before (it renames it whole to ``.1``), so the cap
+would not hold.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ escape), so its request waits out the timeout, logs a traceback for every line o
 and gives the server's stderr a file that grows without limit. ``stdio_transport`` is a drop-in for it (an
 async context manager yielding the SDK Client's read and write streams) that keeps its process handling (a
 new session, the default environment, the spec's shutdown sequence: close stdin, wait, kill the process
-group) and replaces the rest: stdout is read by ``stdio_reader``, stderr goes through a pipe to a
-``CappedLog``.
+group) and replaces the rest: stdout is cut into lines by ``stdio_lines`` and read by ``stdio_reader``
+(one bad line fails its call, never the connection), stderr goes through a pipe to a ``CappedLog``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from mcp.client.stdio import _stop_server_process, get_default_environment
 from mcp.shared.message import SessionMessage
 
 from .capped_log import CappedLog
-from .stdio_reader import MessageReader, Oversized, StdoutNoise, read_lines
+from .stdio_lines import read_lines
+from .stdio_reader import MessageReader, StdoutNoise
 
 __all__ = ["DEFAULT_MAX_RESULT_BYTES", "STDERR_LOG_BYTES", "StdoutNoise", "stdio_transport"]
 
@@ -42,6 +43,8 @@ STDERR_LOG_BYTES = 10 * 1024 * 1024
 
 _WRITER_FLUSH_TIMEOUT = 0.5  # as the SDK: time to write messages already accepted before stdin closes
 _STDERR_FLUSH_TIMEOUT = 0.5  # time for the server's last words to reach the log after it stopped
+# Longer than the SDK's stop sequence (close stdin, 2 s, SIGTERM, SIGKILL), which closes stdout at its end.
+_DISCARD_TIMEOUT = 10.0
 
 
 @contextlib.asynccontextmanager
@@ -67,24 +70,22 @@ async def stdio_transport(
     """
     reader = MessageReader(server, max_line_bytes, noise if noise is not None else StdoutNoise())
     stderr_done = asyncio.Event()
-    capped = CappedLog(log_path, STDERR_LOG_BYTES // 2)  # before the spawn: a failed start has its log too
-    err_read, err_write = os.pipe()
-    try:
-        process = await anyio.open_process(
-            [params.command, *params.args],
-            env=get_default_environment() | (params.env or {}),
-            stderr=err_write,
-            cwd=params.cwd,
-            start_new_session=True,  # a kernel interrupt (SIGINT to the kernel's group) must not reach it
-        )
-    except BaseException:
-        os.close(err_read)
-        capped.close()
-        raise
-    finally:
-        os.close(
-            err_write
-        )  # the child has its copy: the pipe ends when the server (and its children) close it
+    with contextlib.ExitStack() as undo:  # a start that fails leaves no file open
+        capped = CappedLog(log_path, STDERR_LOG_BYTES // 2)  # before the spawn: a failed start has a log too
+        undo.callback(capped.close)
+        err_read, err_write = os.pipe()
+        undo.callback(os.close, err_read)
+        try:
+            process = await anyio.open_process(
+                [params.command, *params.args],
+                env=get_default_environment() | (params.env or {}),
+                stderr=err_write,
+                cwd=params.cwd,
+                start_new_session=True,  # a kernel interrupt (SIGINT to the kernel's group) must not reach it
+            )
+        finally:
+            os.close(err_write)  # the child has its copy: the pipe ends when the server (and its children) do
+        undo.pop_all()  # from here the drain thread owns both
     _drain_stderr(err_read, capped, asyncio.get_running_loop(), stderr_done)
 
     # No awaits between the spawn and the task group (as in the SDK): a cancellation there would leak it.
@@ -97,24 +98,25 @@ async def stdio_transport(
         assert process.stdout is not None
         try:
             async with read_writer, contextlib.aclosing(read_lines(process.stdout, max_line_bytes)) as lines:
-                try:
-                    async for line in lines:
-                        message = (
-                            reader.oversized(line) if isinstance(line, Oversized) else reader.parse(line)
-                        )
-                        if message is None:
-                            continue
-                        try:
-                            await read_writer.send(message)
-                        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                            return  # the session is gone; only the drain below remains
-                finally:
-                    await _discard(process.stdout)
+                async for line in lines:
+                    message = reader.read(line)  # never raises: a bad line fails its request, not the reading
+                    if message is None:
+                        continue
+                    try:
+                        await read_writer.send(message)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        break  # the session is gone (shutdown): drain below so the server can exit
+                else:
+                    return  # end of stdout: the server closed it or exited
         except anyio.ClosedResourceError:
-            pass  # our own shutdown closed stdout under the read
-        except (anyio.BrokenResourceError, ConnectionError):
+            return  # our own shutdown closed stdout under the read
+        except Exception:
+            # The read stream is closed by now: waiting calls fail with CONNECTION_CLOSED at once and the
+            # next call starts the server again, instead of every answer being dropped from here on.
             if not shutting_down:
-                log.exception("reading the stdout of MCP server %r failed", server)
+                log.exception("reading the stdout of MCP server %r failed; its connection is closed", server)
+            return
+        await _discard(process.stdout)
 
     async def stdin_writer() -> None:
         assert process.stdin is not None
@@ -184,10 +186,18 @@ def _drain_stderr(fd: int, capped: CappedLog, loop: asyncio.AbstractEventLoop, d
 
 
 async def _discard(stream: anyio.abc.ByteReceiveStream) -> None:
-    """Read and drop what is left on stdout, so a server blocked writing it can see stdin close and exit."""
-    with anyio.CancelScope(shield=True):
-        with contextlib.suppress(
-            anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError, OSError
-        ):
-            while True:
-                await stream.receive()
+    """Read and drop what is left on stdout, so a server blocked writing it can see stdin close and exit.
+
+    Shielded (the shutdown that needs it may be cancelled) but bounded: a child of the server that keeps
+    stdout open after the server is gone must not hold the transport forever.
+    """
+    ended = (
+        anyio.EndOfStream,
+        anyio.ClosedResourceError,
+        anyio.BrokenResourceError,
+        ConnectionError,
+        OSError,
+    )
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_DISCARD_TIMEOUT), contextlib.suppress(*ended):
+        while True:
+            await stream.receive()

@@ -1,16 +1,13 @@
-r"""Lines of a stdio MCP server's stdout, turned into the SDK's SessionMessages, whatever the server sends.
+r"""The lines of a stdio MCP server's stdout (from ``stdio_lines``), turned into the SDK's SessionMessages.
 
-Two parts, used by ``stdio.py``:
-
-- ``read_lines`` cuts lines from a byte buffer that is scanned once, so a 20 MB result costs what reading
-  20 MB costs (the SDK's own reader splits its whole buffer again on every 64 KiB chunk). A line longer than
-  the limit is not kept: it is counted as it streams past and reported as ``Oversized``.
-- ``MessageReader`` parses each line. The fast path is pydantic-core's, as in the SDK. What that refuses is
-  looked at again instead of dropped (the SDK drops it, and the request it answered waits out its timeout):
-  text that is not valid Unicode (a lone surrogate escape such as ``\udce9``, or bytes that are not UTF-8)
-  is repaired with U+FFFD and the answer carries a warning; an answer that is JSON but not JSON-RPC, or
-  longer than the limit, fails its request at once with an error that says why; any other line that is not
-  JSON-RPC (a server logging to stdout) is counted in ``StdoutNoise`` and logged once, without a traceback.
+``MessageReader`` parses each line. The fast path is pydantic-core's, as in the SDK. What that refuses is
+looked at again instead of dropped (the SDK drops it, and the request it answered waits out its timeout):
+text that is not valid Unicode (a lone surrogate escape such as ``\udce9``, or bytes that are not UTF-8) is
+repaired with U+FFFD and the answer carries a warning; an answer that is not JSON-RPC, that Python cannot
+parse, that nests deeper than ``MAX_ANSWER_DEPTH`` or is longer than the limit, fails its request at once
+with an error that says why; an oversized notification is dropped; any other line that is not JSON-RPC (a
+server logging to stdout) is counted in ``StdoutNoise`` and logged once, without a traceback. ``read`` never
+raises: a line it fails on fails the request it answers (when its "id" shows), never the connection.
 """
 
 from __future__ import annotations
@@ -18,24 +15,22 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import mcp_types as types
-from anyio.abc import ByteReceiveStream
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import INTERNAL_ERROR
 from pydantic import BaseModel, ValidationError
 
+from .stdio_lines import EDGE, Oversized
+
 __all__ = [
+    "MAX_ANSWER_DEPTH",
     "REFUSED_BY_TRANSPORT",
     "MessageReader",
-    "Oversized",
     "StdoutNoise",
-    "read_lines",
     "take_transport_warnings",
 ]
 
@@ -47,12 +42,19 @@ REFUSED_BY_TRANSPORT = "codemode-kernel/stdio-transport"
 WARNINGS_KEY = "codemode-kernel/transport-warnings"
 """Where, in a result's ``_meta``, this transport leaves warnings for the call's record."""
 
-_CHUNK = 1 << 16
-_EDGE = 4096  # bytes kept from both ends of an oversized line: enough to find its "id"
+MAX_ANSWER_DEPTH = 200
+"""Levels of objects and lists a message may nest: pydantic-core, which the SDK parses with, refuses deeper
+JSON (and pydantic cannot serialise much deeper results), so a deeper answer could never be used anyway."""
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins valid pairs: what is left is lone
 _ID_AT_START = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 _ID_AT_END = re.compile(
     rb'[{,]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$'
+)
+# A top-level "method": the message is a notification or a request from the server, never an answer.
+_METHOD_AT_START = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:\s*"([^"\\]{1,200})"')
+_METHOD_AT_END = re.compile(
+    rb'[{,]\s*"method"\s*:\s*"([^"\\]{1,200})"\s*(?:,\s*"(?:jsonrpc|id)"\s*:\s*(?:-?\d+|"[^"\\]*")\s*){0,2}\}\s*$'
 )
 
 
@@ -71,64 +73,6 @@ class StdoutNoise:
 
 
 @dataclass
-class Oversized:
-    """A line longer than the limit: its length and its two ends (to find which request it answers)."""
-
-    size: int = 0
-    head: bytes = b""
-    tail: bytes = b""
-
-    def add(self, data: bytes | bytearray) -> None:
-        """Count more bytes of the line, keeping the first and the last ``_EDGE`` of them."""
-        if len(self.head) < _EDGE:
-            self.head += data[: _EDGE - len(self.head)]
-        self.tail = (self.tail + data[-_EDGE:])[-_EDGE:]
-        self.size += len(data)
-
-
-async def read_lines(stream: ByteReceiveStream, limit: int) -> AsyncGenerator[bytes | Oversized, None]:
-    """Yield each line of ``stream`` (its line break removed), or ``Oversized`` for one longer than ``limit``.
-
-    Each byte is scanned for a newline once, and at most ``limit`` bytes (plus one chunk) are held. A last
-    line without a newline is dropped at the end of the stream, as the SDK's reader does.
-    """
-    buffer = bytearray()
-    skipping: Oversized | None = None
-    while True:
-        try:
-            chunk = await stream.receive(_CHUNK)
-        except anyio.EndOfStream:
-            return
-        start = 0
-        if skipping is not None:
-            newline = chunk.find(b"\n")
-            if newline < 0:
-                skipping.add(chunk)
-                continue
-            skipping.add(chunk[:newline])
-            yield skipping
-            skipping = None
-            start = newline + 1
-        scan = len(buffer)
-        buffer += memoryview(chunk)[start:]
-        begin = 0
-        while (newline := buffer.find(b"\n", scan)) >= 0:
-            if newline - begin > limit:
-                big = Oversized()
-                big.add(buffer[begin:newline])
-                yield big
-            else:
-                end = newline - 1 if newline > begin and buffer[newline - 1] == 0x0D else newline  # \r\n
-                yield bytes(buffer[begin:end])
-            begin = scan = newline + 1
-        del buffer[:begin]
-        if len(buffer) > limit:
-            skipping = Oversized()
-            skipping.add(buffer)
-            buffer = bytearray()
-
-
-@dataclass
 class _Request:
     method: str
     tool: str | None
@@ -144,8 +88,11 @@ class MessageReader:
         self.server = server
         self.limit = limit
         self.noise = noise
+        self.dropped = 0
+        """Messages from the server (notifications, requests) dropped for being over the limit."""
         self._pending: dict[types.RequestId, _Request] = {}
         self._noise_reported = False
+        self._failure_reported = False
 
     def sent(self, message: types.JSONRPCMessage) -> None:
         """Note a message on its way to the server: a request now awaits an answer, a cancelled one not."""
@@ -155,9 +102,20 @@ class MessageReader:
             key = coerce_request_id(message.id)
             self._pending[key] = _Request(message.method, name if isinstance(name, str) else None)
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
-            request_id = (message.params or {}).get("requestId")
-            if isinstance(request_id, int | str):
-                self._pending.pop(coerce_request_id(request_id), None)
+            request_id = _request_id((message.params or {}).get("requestId"))
+            if request_id is not None:
+                self._pending.pop(request_id, None)
+
+    def read(self, line: bytes | Oversized) -> SessionMessage | None:
+        """``parse`` or ``oversized``, but never raising: one bad line must not stop the reading.
+
+        A line this reader fails on (a bug here, or a case nobody foresaw) fails the request it answers,
+        when its "id" shows; later answers are read as before.
+        """
+        try:
+            return self.oversized(line) if isinstance(line, Oversized) else self.parse(line)
+        except Exception as exc:
+            return self._failed(line, exc)
 
     def parse(self, line: bytes) -> SessionMessage | None:
         """The message on this line, an error for the request it fails, or None for a line to skip."""
@@ -170,8 +128,16 @@ class MessageReader:
         return self._deliver(message)
 
     def oversized(self, line: Oversized) -> SessionMessage | None:
-        """Fail the request an oversized line answers (found by its "id"); the line itself is gone."""
-        request_id = _find_id(line)
+        """Fail the request an oversized line answers (found by its "id"); the line itself is gone.
+
+        A line that shows a top-level "method" is a notification (a log message, progress) or a request
+        from the server, never an answer: it is dropped without failing any call.
+        """
+        method = _find_method(line.head, line.tail)
+        if method is not None:
+            self._drop(method, line.size)
+            return None
+        request_id = _find_id(line.head, line.tail)
         if request_id is None and len(self._pending) == 1:
             request_id = next(iter(self._pending))  # the only request that can be waiting for it
         request = self._pending.get(request_id) if request_id is not None else None
@@ -192,7 +158,13 @@ class MessageReader:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _deliver(self, message: types.JSONRPCMessage) -> SessionMessage:
+    def _deliver(self, message: types.JSONRPCMessage, repairs: list[str] | None = None) -> SessionMessage:
+        if isinstance(message, types.JSONRPCResponse):
+            meta = message.result.get("_meta")
+            if isinstance(meta, dict):
+                meta.pop(WARNINGS_KEY, None)  # only this transport writes there: a server cannot add warnings
+        if repairs:
+            self._warn_repaired(message, repairs)
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
             self._pending.pop(coerce_request_id(message.id), None)
         return SessionMessage(message)
@@ -207,25 +179,30 @@ class MessageReader:
             repairs.append("bytes that are not UTF-8")
         try:
             data = json.loads(text)
-        except (ValueError, RecursionError):
+            lone: list[str] = []
+            data = _repair(data, lone, MAX_ANSWER_DEPTH)
+        except (_TooDeep, RecursionError):
+            return self._refuse_line(
+                line,
+                f"its answer is nested more than {MAX_ANSWER_DEPTH} levels deep (objects and lists) and was "
+                "dropped; the MCP SDK cannot handle deeper JSON, so the server must send flatter data",
+            )
+        except ValueError as exc:
+            if _find_id(line[:EDGE], line[-EDGE:]) in self._pending:  # an answer, not a log line
+                return self._refuse_line(line, f"its answer cannot be parsed as JSON ({exc})")
             self._count_noise(text)
             return None
-        lone: list[str] = []
-        data = _replace_lone_surrogates(data, lone)
         if lone:
             repairs.append(f"{len(lone)} lone surrogate escape(s) such as \\u{ord(lone[0]):04x}")
         try:
             message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
         except ValidationError:
             return self._refuse_malformed(data, text)
-        if repairs:
-            self._warn_repaired(message, repairs)
-        return self._deliver(message)
+        return self._deliver(message, repairs)
 
     def _refuse_malformed(self, data: Any, text: str) -> SessionMessage | None:
         """JSON that is not JSON-RPC: fail the request it answers, if it names one; else it is noise."""
-        raw_id = data.get("id") if isinstance(data, dict) and "method" not in data else None
-        request_id = coerce_request_id(raw_id) if isinstance(raw_id, int | str) else None
+        request_id = _request_id(data.get("id")) if isinstance(data, dict) and "method" not in data else None
         request = self._pending.get(request_id) if request_id is not None else None
         if request_id is None or request is None:
             self._count_noise(text)
@@ -234,6 +211,49 @@ class MessageReader:
         reason = f"its answer is not a valid JSON-RPC response ({_first_error(model, data)})"
         log.warning("%s: %s", request.describe(self.server), reason)
         return self._refuse(request_id, reason)
+
+    def _refuse_line(self, line: bytes, reason: str) -> SessionMessage | None:
+        """Fail the request this unusable line answers, found by its "id"; without one, log and drop it."""
+        request_id = _find_id(line[:EDGE], line[-EDGE:])
+        request = self._pending.get(request_id) if request_id is not None else None
+        if request_id is None or request is None:
+            log.warning("server %r sent a message that was dropped: %s", self.server, reason)
+            return None
+        log.warning("%s: %s", request.describe(self.server), reason)
+        return self._refuse(request_id, reason)
+
+    def _failed(self, line: bytes | Oversized, exc: Exception) -> SessionMessage | None:
+        """A line this reader raised on: log why (with the traceback the first time), fail its request."""
+        log.warning(
+            "server %r: a line of its stdout could not be read (%s: %s)",
+            self.server,
+            type(exc).__name__,
+            exc,
+            exc_info=not self._failure_reported,
+        )
+        self._failure_reported = True
+        head, tail = (line.head, line.tail) if isinstance(line, Oversized) else (line[:EDGE], line[-EDGE:])
+        request_id = _find_id(head, tail)
+        if request_id is None or request_id not in self._pending:
+            return None
+        return self._refuse(
+            request_id,
+            f"its answer could not be read ({type(exc).__name__}: {exc}); this is a bug in codemode-kernel's "
+            "stdio transport: please report it with the server's name and version",
+        )
+
+    def _drop(self, method: str, size: int) -> None:
+        """An oversized message from the server that answers nothing: log the first, count them all."""
+        self.dropped += 1
+        log.log(
+            logging.WARNING if self.dropped == 1 else logging.DEBUG,
+            "server %r sent %s (a message of %s bytes, over its maxResultBytes of %s); it was dropped, and "
+            "later ones are dropped without a warning",
+            self.server,
+            method,
+            f"{size:,}",
+            f"{self.limit:,}",
+        )
 
     def _refuse(self, request_id: types.RequestId, reason: str) -> SessionMessage:
         self._pending.pop(request_id, None)
@@ -255,7 +275,7 @@ class MessageReader:
             if meta is None:
                 meta = message.result["_meta"] = {}
             if isinstance(meta, dict):
-                meta.setdefault(WARNINGS_KEY, []).append(warning)
+                meta[WARNINGS_KEY] = [warning]
 
     def _count_noise(self, text: str) -> None:
         self.noise.record(text)
@@ -280,33 +300,52 @@ def take_transport_warnings(result: dict[str, Any]) -> tuple[str, ...]:
     return tuple(str(w) for w in warnings) if isinstance(warnings, list) else ()
 
 
-def _replace_lone_surrogates(value: Any, found: list[str]) -> Any:
-    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD; ``found`` grows."""
+class _TooDeep(Exception):
+    """Raised by ``_repair`` on a value nested deeper than it may be."""
+
+
+def _repair(value: Any, found: list[str], levels: int) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD; ``found`` grows.
+
+    Raises:
+        _TooDeep: ``value`` nests more than ``levels`` objects and lists (checked here, in the walk the
+            repair needs anyway, before a deeper walk could end in RecursionError).
+    """
     if isinstance(value, str):
         if _LONE_SURROGATE.search(value) is None:
             return value
         found.extend(_LONE_SURROGATE.findall(value))
         return _LONE_SURROGATE.sub("\ufffd", value)
+    if not isinstance(value, list | dict):
+        return value
+    if levels == 0:
+        raise _TooDeep
     if isinstance(value, list):
-        return [_replace_lone_surrogates(item, found) for item in value]
-    if isinstance(value, dict):
-        return {
-            _replace_lone_surrogates(key, found): _replace_lone_surrogates(item, found)
-            for key, item in value.items()
-        }
-    return value
+        return [_repair(item, found, levels - 1) for item in value]
+    return {_repair(key, found, 0): _repair(item, found, levels - 1) for key, item in value.items()}
 
 
-def _find_id(line: Oversized) -> types.RequestId | None:
+def _find_method(head: bytes, tail: bytes) -> str | None:
+    """The top-level "method" of a JSON-RPC line from its two ends, or None when neither shows one."""
+    match = _METHOD_AT_START.search(head) or _METHOD_AT_END.search(tail)
+    return match.group(1).decode("utf-8", "replace") if match else None
+
+
+def _find_id(head: bytes, tail: bytes) -> types.RequestId | None:
     """The top-level "id" of a JSON-RPC line from its two ends (Python SDKs put it first, TypeScript last)."""
-    match = _ID_AT_START.search(line.head) or _ID_AT_END.search(line.tail)
+    match = _ID_AT_START.search(head) or _ID_AT_END.search(tail)
     if match is None:
         return None
     try:
         value = json.loads(match.group(1))
     except ValueError:
         return None
-    return coerce_request_id(value) if isinstance(value, int | str) else None
+    return _request_id(value)
+
+
+def _request_id(value: Any) -> types.RequestId | None:
+    """``value`` as a request id if it can be one (a number or a string; ``true`` is no id, though == 1)."""
+    return coerce_request_id(value) if isinstance(value, int | str) and not isinstance(value, bool) else None
 
 
 def _first_error(model: type[BaseModel], data: Any) -> str:

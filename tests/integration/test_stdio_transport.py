@@ -5,22 +5,26 @@ Every test runs the real server process (tests/servers/stdio_faults_server.py) t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import StdioServerParameters
 
 from codemode_kernel.config import ServerConfig
 from codemode_kernel.errors import ServerError
 from codemode_kernel.hub import ToolHub
-from codemode_kernel.hub.stdio import STDERR_LOG_BYTES
+from codemode_kernel.hub.stdio import STDERR_LOG_BYTES, stdio_transport
 
 pytestmark = pytest.mark.integration
 
@@ -159,3 +163,103 @@ def test_doctor_shows_the_count_and_the_last_line_that_was_not_json(tmp_path: Pa
         "the last: 'banner line 1: server starting'"
     ) in result.stdout
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("depth", [300, 900, 20_000])
+def test_an_answer_nested_too_deeply_fails_its_call_at_once_and_the_next_calls_work(
+    hub: ToolHub, depth: int
+) -> None:
+    # 900 levels: json.loads parses it, the repair walk hit RecursionError and the reader drained stdout for
+    # good (every later call timed out); 20,000: json.loads itself raises RecursionError.
+    started = time.monotonic()
+    with pytest.raises(ServerError) as caught:
+        hub.call("faults", "deep", {"depth": depth}, timeout=10)
+    message = str(caught.value)
+    assert "'faults'" in message and "deep" in message, message
+    assert "nested more than 200 levels" in message, message
+    assert text_of(hub.call("faults", "echo", {"text": "ok"}, timeout=10)) == "ok"
+    assert text_of(hub.call("faults", "echo", {"text": "ok again"}, timeout=10)) == "ok again"
+    assert time.monotonic() - started < 3
+    assert hub.call_log.records()[-3].status == "server_error"
+    assert hub.status()[0].restarts == 0  # the connection itself was never in doubt
+
+
+def test_an_answer_nested_within_the_limit_arrives(hub: ToolHub) -> None:
+    result = hub.call("faults", "deep", {"depth": 150}, timeout=10)
+    level = result["structuredContent"]
+    for _ in range(149):
+        level = level["level"]
+    assert level == {"level": 0}
+
+
+def test_a_repaired_answer_whose_meta_holds_the_warnings_key_arrives(hub: ToolHub) -> None:
+    # Adding the repair warning to the server's value there (a string) raised; the reader stopped for good
+    # and every later call timed out.
+    started = time.monotonic()
+    assert text_of(hub.call("faults", "meta_warnings", timeout=10)) == "caf\ufffd"
+    warnings = hub.call_log.records()[-1].warnings
+    assert len(warnings) == 1 and "U+FFFD" in warnings[0], warnings  # the server's value there is dropped
+    assert text_of(hub.call("faults", "echo", {"text": "ok"}, timeout=10)) == "ok"
+    assert time.monotonic() - started < 3
+
+
+def test_an_answer_python_cannot_parse_fails_its_call_at_once(hub: ToolHub) -> None:
+    # Valid JSON, but json.loads refuses integers over 4,300 digits: it was counted as noise and the call
+    # waited out its timeout.
+    started = time.monotonic()
+    with pytest.raises(
+        ServerError, match=r"long_int: its answer cannot be parsed as JSON \(Exceeds the limit"
+    ):
+        hub.call("faults", "long_int", timeout=10)
+    assert time.monotonic() - started < 3
+    assert text_of(hub.call("faults", "echo", {"text": "ok"}, timeout=10)) == "ok"
+
+
+@pytest.mark.parametrize("params_first", [False, True])
+def test_an_oversized_notification_is_dropped_without_failing_the_call_in_flight(
+    hub: ToolHub, params_first: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    for _ in range(2):
+        result = hub.call("faults", "huge_log", {"size": 3_000_000, "params_first": params_first}, timeout=10)
+        assert text_of(result) == "logged"
+    dropped = [r.getMessage() for r in caplog.records if "notifications/message" in r.getMessage()]
+    assert len(dropped) == 1, dropped  # logged once, counted after that
+    assert "'faults'" in dropped[0] and "maxResultBytes" in dropped[0], dropped
+
+
+def test_a_start_that_cannot_make_the_stderr_pipe_leaves_no_file_open(tmp_path: Path) -> None:
+    log_path = tmp_path / "faults.stderr.log"
+    params = StdioServerParameters(command=sys.executable, args=[str(FAULTS)])
+
+    def open_on(path: Path) -> list[int]:
+        fds = []
+        for name in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/self/fd/{name}") == str(path):
+                    fds.append(int(name))
+        return fds
+
+    async def start_with_one_descriptor_left() -> pytest.ExceptionInfo[OSError]:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        highest = max(int(name) for name in os.listdir("/proc/self/fd"))
+        fillers: list[int] = []
+        resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 16, hard))
+        try:
+            with contextlib.suppress(OSError):
+                while True:
+                    fillers.append(os.open(os.devnull, os.O_RDONLY))
+            os.close(fillers.pop())  # room for the log file, none for the pipe's two ends
+            with pytest.raises(OSError, match="Too many open files") as caught:
+                async with stdio_transport(params, server="faults", log_path=log_path):
+                    pass
+            return caught
+        finally:
+            for fd in fillers:
+                os.close(fd)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    # The traceback keeps the transport's frame alive, so a leaked file stays open until it is dropped.
+    caught = anyio.run(start_with_one_descriptor_left)
+    assert log_path.exists()  # it was opened before the pipe failed...
+    assert open_on(log_path) == [], caught.traceback  # ...and closed again

@@ -13,6 +13,13 @@ that log to stdout do). Its tools:
 - ``chatter``: prints ``lines`` lines that are not JSON to stdout, then answers.
 - ``flood``: writes ``size`` bytes of numbered lines to stderr, then the line ``last``; with ``crash`` the
   process then exits without answering.
+- ``deep``: a result whose ``structuredContent`` nests objects ``depth`` levels deep.
+- ``long_int``: a result whose ``structuredContent`` holds an integer of 5,000 digits (valid JSON that
+  Python's ``json`` refuses: it converts at most 4,300 digits).
+- ``huge_log``: a ``notifications/message`` (a log message, no ``id``) of ``size`` bytes, then the answer
+  ``logged``; ``params_first`` writes ``params`` before ``method``.
+- ``meta_warnings``: the text ``caf\\udce9`` with ``_meta`` holding the key where the hub's reader leaves
+  its warnings, set to a string.
 - ``echo``: answers ``text``.
 """
 
@@ -51,6 +58,10 @@ TOOLS = [
         "name": "flood",
         "inputSchema": obj(size={"type": "integer"}, last={"type": "string"}, crash={"type": "boolean"}),
     },
+    {"name": "deep", "inputSchema": obj(depth={"type": "integer"})},
+    {"name": "long_int", "inputSchema": obj()},
+    {"name": "huge_log", "inputSchema": obj(size={"type": "integer"}, params_first={"type": "boolean"})},
+    {"name": "meta_warnings", "inputSchema": obj()},
     {"name": "echo", "inputSchema": obj(text={"type": "string"})},
 ]
 
@@ -87,6 +98,25 @@ def call(msg_id: Any, name: str, args: dict[str, Any]) -> None:
         if args.get("crash"):
             os._exit(3)
         result = text_result(f"wrote {written} bytes to stderr")
+    elif name == "deep":
+        depth = int(args["depth"])
+        nested = '{"level": ' * depth + "0" + "}" * depth
+        opening = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": text_result("deep")})[:-2]
+        send(f'{opening}, "structuredContent": {nested}}}}}'.encode())
+        return
+    elif name == "long_int":
+        opening = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": text_result("long")})[:-2]
+        send(f'{opening}, "structuredContent": {{"n": {"1" * 5000}}}}}}}'.encode())
+        return
+    elif name == "huge_log":
+        params = {"level": "info", "logger": "faults", "data": "x" * int(args["size"])}
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": params}
+        if args.get("params_first"):
+            note = {"params": params, "jsonrpc": "2.0", "method": "notifications/message"}
+        send(note)
+        result = text_result("logged")
+    elif name == "meta_warnings":
+        result = text_result("caf\udce9") | {"_meta": {"codemode-kernel/transport-warnings": "a string"}}
     elif name == "echo":
         result = text_result(str(args.get("text")))
     else:

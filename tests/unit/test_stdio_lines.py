@@ -8,7 +8,7 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codemode_kernel.hub.stdio_reader import Oversized, read_lines
+from codemode_kernel.hub.stdio_lines import Oversized, read_lines
 
 LIMIT = 64
 
