@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from .config import Config, load_config, resolve_code_mode
-from .hub import DEFAULT_CONNECT_TIMEOUT, ServerStatus, ToolHub
+from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
 from .results import decode_result
 from .typegen import (
     ToolModel,
@@ -131,6 +131,7 @@ class Toolbox:
             [cfg for cfg in config.servers.values()],
             state_dir=config.workspace / ".codemode",
             connect_timeout=config.defaults.connect_timeout or DEFAULT_CONNECT_TIMEOUT,
+            start_wait=config.defaults.start_wait or DEFAULT_START_WAIT,
         )
         self._reserved = reserved
         self.models: list[ToolModel] = []
@@ -148,27 +149,27 @@ class Toolbox:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def start(self, *, wait_all: bool = False) -> Toolbox:
+    def start(self) -> Toolbox:
         """Connect every server and build the tool functions.
 
-        Returns when every server is ready or has failed, or after ``hub.start_wait`` seconds with
-        slow servers still connecting in the background; ``wait_all=True`` waits for all of them.
+        Returns when every server is ready or has failed, or, once some are ready, after a short wait
+        (``ToolHub.start``) with slow servers still connecting in the background.
 
         Raises:
             ToolNameCollisionError: two tools map to one Python name; nothing stays connected.
         """
         try:
-            self.hub.start(wait_all=wait_all)
+            self.hub.start()
             self._rebuild()
         except BaseException:  # a collision, or an interrupt while connecting: leave nothing running
             self.hub.close()
             raise
         return self
 
-    async def astart(self, *, wait_all: bool = False) -> Toolbox:
+    async def astart(self) -> Toolbox:
         """Async twin of ``start``."""
         try:
-            await self.hub.astart(wait_all=wait_all)
+            await self.hub.astart()
             self._rebuild()
         except BaseException:
             await self.hub.aclose()
@@ -178,7 +179,7 @@ class Toolbox:
     @property
     def pending(self) -> list[str]:
         """The servers still connecting in the background, whose tools are not functions yet."""
-        return self.hub.pending()
+        return self.hub.pending
 
     def wait_for_servers(self, until: Callable[[], bool] | None = None) -> None:
         """Wait for the servers still connecting (each at most its ``connectTimeout``).
@@ -186,12 +187,14 @@ class Toolbox:
         ``until`` ends the wait as soon as it returns True (it is asked as each server finishes).
         """
         self.hub.wait_for_servers(until)
+        # Each server that got ready rebuilt the functions already (on_tools_changed); this only raises
+        # what that listener could just log: a tool of a late server whose name collides.
         self._rebuild()
 
     async def await_servers(self, until: Callable[[], bool] | None = None) -> None:
         """Async twin of ``wait_for_servers``."""
         await self.hub.await_servers(until)
-        self._rebuild()
+        self._rebuild()  # see wait_for_servers
 
     def close(self) -> None:
         """Disconnect every server."""
@@ -277,7 +280,7 @@ class Toolbox:
 
     def _late(self, namespace: str, name: str) -> Callable[..., Any] | None:
         """A tool named before its server finished connecting: wait for it (never on the hub's thread)."""
-        if not self.hub.pending() or self.hub.loop_thread.in_loop_thread():
+        if not self.hub.pending or self.hub.loop_thread.in_loop_thread():
             return None
         self.wait_for_servers(until=lambda: name in getattr(self, namespace))
         current: ToolNamespace = getattr(self, namespace)

@@ -247,6 +247,8 @@ class Defaults(ConfigModel):
     code_mode: CodeModeSettings | None = None
     connect_timeout: Seconds | None = None
     """Seconds a server may take to connect when its entry has no ``connectTimeout``; None: 60."""
+    start_wait: Seconds | None = None
+    """Seconds start-up waits at least, after a server got ready, for those still connecting; None: 5."""
 
 
 class ModelConfig(ConfigModel):

@@ -3,6 +3,8 @@
 The MCP client is entered and left by the same task (the SDK's cancel scopes demand it); other tasks
 on the same loop make concurrent calls through it. When a stdio server dies (or the connection to a
 remote one drops), the next call starts (or reaches) it again once and is sent to the new connection.
+A remote server that cannot be reached is tried again at most every ``RECONNECT_BACKOFF`` seconds, and no
+call waits for a connection longer than its own timeout.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 
 _MAX_PAGES = 1000  # a server that pages forever must not hang the hub
 
+RECONNECT_BACKOFF = 2.0
+"""Seconds after a failed attempt to reach a remote server during which calls fail at once with its error
+(an attempt at a host that does not answer costs up to its connect timeout: not one per call)."""
+
 
 class ServerConnection:
     """A live connection to one configured MCP server."""
@@ -59,6 +65,8 @@ class ServerConnection:
         self.protocol_version: str | None = None
         self.server_name: str | None = None
         self.restarts = 0
+        """How many times the connection was made again (a stdio server restarted, a remote one reached
+        again) after it was lost; failed attempts do not count."""
         self.log_path: Path | None = None
         self.stdout_noise = StdoutNoise()
         """Lines a stdio server wrote to stdout that are not JSON-RPC, counted over every (re)start."""
@@ -73,6 +81,10 @@ class ServerConnection:
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
         self._restart_lock: asyncio.Lock | None = None
+        self._reconnecting: asyncio.Task[None] | None = None
+        self._retry_at: float | None = None
+        """For a remote server whose last start failed: the loop time before which calls fail at once."""
+        self._down_reported = False
         self._generation = 0
         self._closing = False
         self._refreshing: asyncio.Task[None] | None = None
@@ -114,18 +126,24 @@ class ServerConnection:
                 'raise "connectTimeout" (seconds) in its config entry'
             )
             await self._stop_owner()
-            return
         except BaseException:
             await asyncio.shield(self._stop_owner())  # interrupted: leave no server process behind
             raise
-        if self._client is not None:
-            self._on_tools_changed(self)
+        if self._client is None:  # it failed, and said why (self.error)
+            if self.config.transport != "stdio":
+                self._retry_at = asyncio.get_running_loop().time() + RECONNECT_BACKOFF
+            return
+        self._retry_at = None
+        self._on_tools_changed(self)
 
     async def close(self) -> None:
         """Disconnect (and stop a stdio server process); calls still running fail, none restarts it."""
         self._closing = True
         if self._refreshing is not None:
             self._refreshing.cancel()
+        if self._reconnecting is not None:  # it may wait its connect timeout for a host that hangs
+            self._reconnecting.cancel()
+            await asyncio.gather(self._reconnecting, return_exceptions=True)
         async with self._lock():
             await self._stop_owner()
         if self.state != "disabled":
@@ -146,18 +164,21 @@ class ServerConnection:
         too, but the call is sent again only if the tool says repeating it is harmless (readOnlyHint or
         idempotentHint), or if the server refused it unseen (an HTTP server that restarted has forgotten
         the session): otherwise it might run twice. A repeated call is never repeated again.
+
+        ``timeout`` bounds the whole call, waiting for the connection to be made (again) included.
         """
-        await self.ensure_connected()
+        left = _time_left(timeout)
+        await self.ensure_connected(left())
         if self.state == "ready" and self._transport_closed():
-            await self._restart_once(self._generation, None)  # the call was never sent: nothing repeats
+            await self._restart_once(self._generation, None, left())  # never sent: nothing repeats
         generation = self._generation
         try:
-            return await self._send_call(tool, arguments, timeout, progress)
+            return await self._send_call(tool, arguments, left(), progress)
         except MCPError as exc:
             if self._closing or not (exc.code == CONNECTION_CLOSED or self._session_lost(exc)):
                 raise
             lost = exc
-        await self._restart_once(generation, lost)
+        await self._restart_once(generation, lost, left())
         if not self._session_lost(lost) and not self._safe_to_repeat(tool):
             raise ServerError(
                 f"{self._lost_phrase()} during the call to {tool!r}, which may or may not have run; "
@@ -166,7 +187,7 @@ class ServerConnection:
                 log_path=self.log_path_str(),
             ) from lost
         try:
-            return await self._send_call(tool, arguments, timeout, progress)
+            return await self._send_call(tool, arguments, left(), progress)
         except MCPError as again:
             if again.code != CONNECTION_CLOSED:
                 raise
@@ -178,35 +199,46 @@ class ServerConnection:
                 log_path=self.log_path_str(),
             ) from again
 
-    async def ensure_connected(self) -> None:
+    async def ensure_connected(self, timeout: float | None = None) -> None:
         """Before a call: wait for a connection being made, make a lost remote connection again.
 
+        Args:
+            timeout: seconds to wait at most (the call's own timeout); None: the connect timeout.
+
         Raises:
-            ServerError: the server is not connected (it failed to start, is disabled, or cannot be
-                reached); the message says why.
+            ServerError: the server is not connected (it failed to start, is disabled, cannot be
+                reached, or was still connecting when ``timeout`` ran out); the message says why.
         """
         if self._closing:
             raise ServerError("the hub is closing", server=self.name)
         if self.state == "connecting":
-            await self.wait_settled()
+            if not await self.wait_settled(timeout):
+                raise self._not_ready_within(timeout)
         elif self.state == "failed" and self.config.transport != "stdio":
-            await self._restart_once(self._generation, None)  # down at start, or dropped since
+            await self._restart_once(self._generation, None, timeout)  # down at start, or dropped since
         if self.state == "disabled":
             raise ServerError('disabled in the config ("disabled": true)', server=self.name)
         if self.state != "ready":
             reason = self.error or self.state
             raise ServerError(f"not connected ({reason})", server=self.name, log_path=self.log_path_str())
 
-    async def wait_settled(self) -> None:
-        """Wait while the server is connecting (its own start ends that within its connect timeout)."""
+    async def wait_settled(self, timeout: float | None = None) -> bool:
+        """Wait while the server is connecting, at most ``timeout`` seconds; False if it still is.
+
+        Without a timeout the wait ends with the server's own start, within its connect timeout.
+        """
+        loop = asyncio.get_running_loop()
+        # A start always ends within its connect timeout; the 5 s more only keep a bug from hanging a call.
+        deadline = loop.time() + (self.connect_timeout + 5 if timeout is None else timeout)
         while self.state == "connecting":
             ready = self._ready
             try:
-                await asyncio.wait_for(asyncio.shield(ready.wait()), self.connect_timeout + 5)
+                await asyncio.wait_for(asyncio.shield(ready.wait()), max(0.0, deadline - loop.time()))
             except TimeoutError:
-                return  # never: a start ends within its connect timeout; but never hang on a bug
+                return False
             if ready is self._ready:
-                return  # the start this waited for is over (a new start would have made a new event)
+                break  # the start this waited for is over (a new start would have made a new event)
+        return True
 
     def schedule_refresh(self) -> None:
         """List tools again soon (after notifications/tools/list_changed); bursts collapse into one."""
@@ -306,25 +338,72 @@ class ServerConnection:
             raise ServerError(f"not connected ({reason})", server=self.name, log_path=self.log_path_str())
         return self._client
 
-    async def _restart_once(self, generation: int, cause: MCPError | None) -> None:
+    async def _restart_once(self, generation: int, cause: MCPError | None, timeout: float | None) -> None:
+        """Make the lost connection again, once for all the calls that found it gone of ``generation``.
+
+        The attempt is a task of its own: a call whose ``timeout`` runs out leaves it going, and later
+        calls wait for it. After a failed attempt at a remote server, calls fail at once with its error
+        for ``RECONNECT_BACKOFF`` seconds.
+
+        Raises:
+            ServerError: the connection was not made again (or not within ``timeout``).
+        """
+        if self._closing:
+            raise ServerError("the hub is closing", server=self.name) from cause
+        attempt = self._reconnecting
+        if (attempt is None or attempt.done()) and generation == self._generation:
+            if self._retry_at is not None and asyncio.get_running_loop().time() < self._retry_at:
+                raise ServerError(self._down_message(), server=self.name) from cause
+            attempt = self._reconnecting = asyncio.create_task(
+                self._reconnect(), name=f"reconnect-{self.name}"
+            )
+        if attempt is not None and not attempt.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(attempt), timeout)
+            except TimeoutError:
+                raise self._not_ready_within(timeout) from cause
+        if self.state == "connecting" and not await self.wait_settled(timeout):
+            raise self._not_ready_within(timeout) from cause  # started again meanwhile by someone else
+        if self.state != "ready":
+            raise ServerError(self._down_message(), server=self.name, log_path=self.log_path_str()) from cause
+
+    async def _reconnect(self) -> None:
+        """One attempt to make the connection again (the task ``_restart_once`` waits for)."""
         async with self._lock():
             if self._closing:
-                raise ServerError("the hub is closing", server=self.name) from cause
-            if generation != self._generation:
-                return  # another call already restarted it
-            log.warning("server %r: the connection is gone; making it again", self.name)
-            self.restarts += 1
-            await self.start()
-            if self.state == "ready":
                 return
-            if self.config.transport == "stdio":
-                message = f"the server exited and did not come back: {self.error or self.state}"
-            else:
-                message = (
-                    f"cannot be reached at {self.config.url} ({self.error or self.state}); "
-                    "the next call tries again"
-                )
-            raise ServerError(message, server=self.name, log_path=self.log_path_str()) from cause
+            await self.start()
+        if self.state == "ready":
+            self.restarts += 1
+            self._down_reported = False
+            log.info("server %r: connected again", self.name)
+        elif not self._down_reported:  # once while it stays down: a down server must not flood the log
+            self._down_reported = True
+            log.warning("server %r: %s", self.name, self._down_message())
+
+    def _down_message(self) -> str:
+        """Why the connection could not be made again, and (remote) when the next attempt can be."""
+        reason = self.error or self.state
+        if self.config.transport == "stdio":
+            return f"the server exited and did not come back: {reason}"
+        wait = RECONNECT_BACKOFF
+        if self._retry_at is not None:
+            wait = max(0.0, self._retry_at - asyncio.get_running_loop().time())
+        return (
+            f"cannot be reached at {self.config.url} ({reason}); calls fail at once until it is tried "
+            f"again in {wait:.1f} s"
+        )
+
+    def _not_ready_within(self, timeout: float | None) -> ServerError:
+        waited = self.connect_timeout + 5 if timeout is None else timeout
+        where = f" to {self.config.url}" if self.config.transport != "stdio" else ""
+        return ServerError(
+            f"still connecting{where}: not ready within {waited:g} s, this call's timeout; it goes on "
+            f"connecting in the background (for up to {self.connect_timeout:g} s, its connectTimeout) "
+            "and later calls use it once it is ready",
+            server=self.name,
+            log_path=self.log_path_str(),
+        )
 
     async def _own(self) -> None:
         """The owner task: enter the client, list tools, hold the connection until told to stop."""
@@ -437,6 +516,15 @@ async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[A
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
+
+
+def _time_left(timeout: float | None) -> Callable[[], float | None]:
+    """The seconds left of ``timeout`` from now, each time it is asked (None: no limit)."""
+    if timeout is None:
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    return lambda: max(0.0, deadline - loop.time())
 
 
 def _adapt_progress(callback: ProgressCallback) -> Any:

@@ -41,8 +41,11 @@ DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
 """Seconds a server may take to start and list its tools when its config does not say (``connectTimeout``)."""
 
-DEFAULT_START_WAIT = 2.0
-"""Seconds ``start()`` waits at least, after a server got ready or failed, for those still connecting."""
+DEFAULT_START_WAIT = 5.0
+"""Seconds ``start()`` waits at least, after a server got ready, for those still connecting.
+
+A demo server starts in about 1.5 s on an idle 2-core machine and 2-4 s under load: this leaves room for
+a few of them starting side by side (``defaults.startWait`` in the config sets it)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,8 @@ class ToolHub:
             servers: the servers to connect to (disabled ones are listed, never connected).
             state_dir: where the stderr logs and spilled call records go (``.codemode``).
             connect_timeout: seconds a server may take to connect unless its ``connect_timeout`` says.
-            start_wait: seconds ``start()`` waits for slow servers before returning without them.
+            start_wait: seconds ``start()`` waits at least, after a server got ready, for the others
+                before returning without them (``defaults.startWait``; see ``start``).
             call_log: the call log to append to (a new one by default).
         """
         self._configs = list(servers)
@@ -114,28 +118,30 @@ class ToolHub:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def start(self, *, wait_all: bool = False) -> ToolHub:
+    def start(self) -> ToolHub:
         """Connect to every enabled server at once; return when each is ready or has failed.
 
         A server much slower than the others does not hold ``start`` up: after each server that gets
-        ready (or fails), ``start`` waits for the rest as long again as that took, at least
-        ``start_wait`` seconds, then returns. Servers still connecting go on in the background (each up
-        to its connect timeout); their tools appear when they are ready (``tools_version``,
-        ``on_tools_changed``), and a call to one of their tools waits for them. ``wait_all=True`` waits
-        for every server (a diagnostic, a listing of every tool); so does ``wait_for_servers()``.
+        ready, ``start`` waits for the rest as long again as that took, and at least ``start_wait``
+        seconds, then returns. Only a server getting ready counts: one that fails at once says nothing
+        about how long healthy ones need, so until the first is ready ``start`` waits (each server at
+        most its connect timeout). Servers still connecting go on in the background; their tools appear
+        when they are ready (``tools_version``, ``on_tools_changed``), and a call to one of their tools
+        waits for them. ``wait_for_servers()`` waits for all of them.
         """
         if self._loop is None:
             self._loop = LoopThread()
-        self._loop.run(self._start_all(wait_all))
+        self._loop.run(self._start_all())
         return self
 
-    async def astart(self, *, wait_all: bool = False) -> ToolHub:
+    async def astart(self) -> ToolHub:
         """Async twin of ``start``."""
         if self._loop is None:
             self._loop = LoopThread()
-        await self._loop.run_async(self._start_all(wait_all))
+        await self._loop.run_async(self._start_all())
         return self
 
+    @property
     def pending(self) -> list[str]:
         """The servers still connecting after ``start()``, in config order."""
         return [name for name, task in list(self._starting.items()) if not task.done()]
@@ -146,12 +152,12 @@ class ToolHub:
         ``until`` (called on the hub's thread as each server finishes) ends the wait early when it
         returns True: ``until=lambda: "get_weather" in toolbox.tools`` waits only as long as needed.
         """
-        if self.pending():
+        if self.pending:
             self._require_loop().run(self._await_servers(until))
 
     async def await_servers(self, until: Callable[[], bool] | None = None) -> None:
         """Async twin of ``wait_for_servers``."""
-        if self.pending():
+        if self.pending:
             await self._require_loop().run_async(self._await_servers(until))
 
     def close(self) -> None:
@@ -289,7 +295,7 @@ class ToolHub:
             raise ServerError("the hub is not started; use it in a with block or call start()", server="*")
         return self._loop
 
-    async def _start_all(self, wait_all: bool) -> None:
+    async def _start_all(self) -> None:
         log_dir = (self.state_dir or Path.cwd() / ".codemode") / "logs"
         for cfg in self._configs:
             if cfg.name not in self._connections:
@@ -301,27 +307,28 @@ class ToolHub:
                 )
         for name, conn in self._connections.items():
             running = self._starting.get(name)
-            if conn.state != "ready" and (running is None or running.done()):
+            if conn.state not in ("ready", "disabled") and (running is None or running.done()):
                 self._starting[name] = asyncio.create_task(conn.start(), name=f"start-{name}")
         try:
-            await self._wait_started(wait_all)
+            await self._wait_started()
         except asyncio.CancelledError:  # interrupted: leave no server starting behind
             await asyncio.shield(self._stop_starting())
             raise
         self.tools_version += 1
 
-    async def _wait_started(self, wait_all: bool) -> None:
-        """Wait for the starting servers; unless ``wait_all``, only as long as they keep coming (start)."""
+    async def _wait_started(self) -> None:
+        """Wait for the starting servers only as long as they keep getting ready (see ``start``)."""
         loop = asyncio.get_running_loop()
         began = loop.time()
-        deadline: float | None = None  # none settled yet: wait for the first (its connect timeout bounds it)
-        while starting := [task for task in self._starting.values() if not task.done()]:
-            timeout = None if deadline is None or wait_all else max(0.0, deadline - loop.time())
+        deadline: float | None = None  # none ready yet: wait for the first (its connect timeout bounds it)
+        while starting := {task: name for name, task in self._starting.items() if not task.done()}:
+            timeout = None if deadline is None else max(0.0, deadline - loop.time())
             done, _ = await asyncio.wait(starting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             if not done:
                 return  # the rest are much slower than those before them: they go on in the background
-            settled = loop.time()
-            deadline = settled + max(self.start_wait, settled - began)
+            if any(self._connections[starting[task]].state == "ready" for task in done):
+                ready_at = loop.time()
+                deadline = ready_at + max(self.start_wait, ready_at - began)
 
     async def _await_servers(self, until: Callable[[], bool] | None) -> None:
         while (starting := [task for task in self._starting.values() if not task.done()]) and not (
@@ -353,7 +360,7 @@ class ToolHub:
             except Exception:  # one broken listener must neither stop the others nor the connection
                 log.exception("a tools-changed listener failed after server %r changed its tools", conn.name)
 
-    async def _find(self, server: str, tool: str) -> tuple[ServerConnection, ToolSpec]:
+    def _connection(self, server: str) -> ServerConnection:
         conn = self._connections.get(server)
         if conn is None:
             close = difflib.get_close_matches(server, list(self._connections), n=3)
@@ -361,13 +368,17 @@ class ToolHub:
             raise UnknownToolError(
                 f"no server named {server!r}{hint} (servers: {', '.join(self._connections)})"
             )
+        return conn
+
+    async def _find(self, conn: ServerConnection, tool: str, timeout: float) -> ToolSpec:
+        server = conn.name
         if conn.state != "ready" or conn.tool(tool) is None:
             # Still connecting: wait for it (its tools are not known yet). A remote server that went
             # away: reach it again. Anything else not ready: say why (ServerError).
-            await conn.ensure_connected()
+            await conn.ensure_connected(timeout)
         spec = conn.tool(tool)
         if spec is not None:
-            return conn, spec
+            return spec
         names = [s.name for s in conn.tools]
         close = difflib.get_close_matches(tool, names, n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
@@ -390,17 +401,21 @@ class ToolHub:
         execution_id: str | None,
         seq: int | None = None,
     ) -> dict[str, Any]:
-        conn, spec = await self._find(server, tool)
+        conn = self._connection(server)
+        limit = timeout if timeout is not None else (conn.config.timeout or DEFAULT_CALL_TIMEOUT)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit  # one limit for the whole call, waiting for a connection included
+        spec = await self._find(conn, tool, limit)
         record = self.call_log.start(server, tool, arguments, execution_id=execution_id, seq=seq)
         try:
             self._validator(spec).validate(arguments)
         except ToolArgumentError as exc:
             self.call_log.finish(record, "invalid_arguments", error=str(exc))
             raise
-        limit = timeout if timeout is not None else (conn.config.timeout or DEFAULT_CALL_TIMEOUT)
         try:
             # The SDK's own request timeout: when it expires, the server is sent notifications/cancelled.
-            result = await conn.call(tool, arguments, timeout=limit, progress=progress)
+            left = max(0.0, deadline - loop.time())
+            result = await conn.call(tool, arguments, timeout=left, progress=progress)
         except asyncio.CancelledError:
             self.call_log.finish(record, "cancelled", error="cancelled by the caller")
             raise

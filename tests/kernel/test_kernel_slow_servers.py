@@ -28,7 +28,9 @@ def test_cells_use_healthy_servers_at_once_and_wait_only_for_the_server_they_nam
         "stuck": lifecycle("--hang-initialize", "--prefix", "stuck_"),
     }
     config = tmp_path / "codemode.json"
-    config.write_text(json.dumps({"mcpServers": servers}))
+    # Start-up returns 2 s (or as long again) after "good" is ready: the first cell ends long before the
+    # 12 s of "slow", so the second cell still finds it connecting, even on a loaded machine.
+    config.write_text(json.dumps({"mcpServers": servers, "defaults": {"startWait": 2}}))
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("CODEMODE_CONFIG", str(config))
         kernel = start_kernel(jupyter_path, tmp_path, monkeypatch)
