@@ -10,7 +10,8 @@ twins (``await tb.atools.get_weather(...)``, usable with ``asyncio.gather``).
 
 ``start()`` returns once the servers are connected, or after a short wait (``ToolHub.start_wait``)
 with slow ones still connecting behind: their tools appear as each one is ready, and naming such a tool
-(``tb.tools.slow_tool``) waits for them. ``wait_for_servers()`` waits for all of them.
+(``tb.tools.slow_tool``) or server (``tb.by_server["slow"]``) waits for them. ``wait_for_servers()``
+waits for all of them.
 """
 
 from __future__ import annotations
@@ -266,17 +267,27 @@ class Toolbox:
         aliases = _aliases(self.models)
         self.tools = ToolNamespace(sync_functions, aliases, late=lambda name: self._late("tools", name))
         self.atools = ToolNamespace(async_functions, aliases, late=lambda name: self._late("atools", name))
-        self.by_server = {
-            server: ToolNamespace(
-                {
-                    m.function_name: sync_functions[m.function_name]
-                    for m in self.models
-                    if m.spec.server == server
-                },
-                {m.spec.name: m.function_name for m in self.models if m.spec.server == server},
-            )
-            for server in dict.fromkeys(m.spec.server for m in self.models)
-        }
+        self.by_server = _ServerTools(
+            {
+                server: ToolNamespace(
+                    {
+                        m.function_name: sync_functions[m.function_name]
+                        for m in self.models
+                        if m.spec.server == server
+                    },
+                    {m.spec.name: m.function_name for m in self.models if m.spec.server == server},
+                )
+                for server in dict.fromkeys(m.spec.server for m in self.models)
+            },
+            late=self._late_server,
+        )
+
+    def _late_server(self, server: str) -> ToolNamespace | None:
+        """``by_server[server]`` while that server is still connecting: wait for it, as for its tools."""
+        if server not in self.pending or self.hub.loop_thread.in_loop_thread():
+            return None
+        self.wait_for_servers(until=lambda: server not in self.pending)
+        return self.by_server.get(server)
 
     def _late(self, namespace: str, name: str) -> Callable[..., Any] | None:
         """A tool named before its server finished connecting: wait for it (never on the hub's thread)."""
@@ -307,6 +318,22 @@ class Toolbox:
             return decode_result(result, tool=spec.name, server=spec.server, unwrap=spec.wraps_result)
 
         return _describe(tool_function, model)
+
+
+class _ServerTools(dict[str, ToolNamespace]):
+    """``Toolbox.by_server``: naming a server still connecting waits for it (``late``), as for a tool."""
+
+    def __init__(
+        self, namespaces: dict[str, ToolNamespace], *, late: Callable[[str], ToolNamespace | None]
+    ) -> None:
+        super().__init__(namespaces)
+        self._late = late
+
+    def __missing__(self, server: str) -> ToolNamespace:
+        found = self._late(server)
+        if found is None:
+            raise KeyError(f"no tools of a server named {server!r}; servers with tools: {', '.join(self)}")
+        return found
 
 
 def _describe(function: _F, model: ToolModel) -> _F:

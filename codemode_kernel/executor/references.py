@@ -5,53 +5,159 @@ calls tools of servers already connected must not wait for it. The program's nam
 something nothing defines (a tool of a server still connecting, or a typo) or that looks at the tools as a
 whole (``search_tools``, ``tool_schema``, ``dir(tools)``) waits for the servers still connecting first.
 Scopes are ignored: a name bound anywhere in the program counts as defined, which can only make it wait less
-for a name it would not find anyway.
+for a name it would not find anyway. After ``from module import *`` any bare name may be defined, so only
+names used through ``tools`` are still waited for.
+
+``await_servers_named`` is that wait, for programs (``Executor``) and notebook cells alike.
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import builtins
-from collections.abc import Callable, Container
+import contextlib
+from collections.abc import Callable, Container, Iterable
+from typing import TYPE_CHECKING
 
 from .. import errors
 from ..errors import CodeModeError
 from .source import prepare
 from .toolset import HELPER_NAMES
 
-__all__ = ["PROGRAM_NAMES", "wants_unknown_tools"]
+if TYPE_CHECKING:
+    from ..toolbox import Toolbox
+
+__all__ = [
+    "PROGRAM_NAMES",
+    "SessionNames",
+    "await_servers_named",
+    "note_connecting",
+    "waiting_for",
+    "wants_unknown_tools",
+]
 
 PROGRAM_NAMES = frozenset({"tools", *HELPER_NAMES, *errors.__all__})
 """Names every program starts with besides the tool functions (``tools``, the helpers, the errors)."""
 
 _LISTERS = frozenset({"search_tools", "tool_schema"})
 _NAMESPACES = frozenset({"tools", "atools"})
+_MISSING_NAME_ERRORS = frozenset({"NameError", "UnknownToolError", "AttributeError", "ImportError"})
+_TOOL_NAMESPACES_IN_ERRORS = ("module 'tools'", "from 'tools'", "'types.SimpleNamespace'")
+"""How the worker's ``tools`` module and ``atools`` namespace show in AttributeError and ImportError."""
 
 
-def wants_unknown_tools(code: str, is_tool: Callable[[str], bool], inputs: Container[str] = ()) -> bool:
+def waiting_for(toolbox: Toolbox, code: str, defined: Container[str] = ()) -> list[str]:
+    """The servers still connecting that ``code`` would wait for: all of them, or none if it needs none.
+
+    ``defined`` holds the names the code may use besides its own, the builtins and the tools (a program's
+    inputs, a session's earlier globals, a notebook's namespace).
+    """
+    connecting = toolbox.pending
+    if connecting and wants_unknown_tools(code, toolbox.tools.__contains__, defined):
+        return connecting
+    return []
+
+
+async def await_servers_named(
+    toolbox: Toolbox, code: str, defined: Container[str] = (), *, timeout: float | None = None
+) -> list[str]:
+    """Wait for servers still connecting while ``code`` names what nothing defines yet (see ``waiting_for``).
+
+    Runs on the hub's loop (blocking callers: ``toolbox.hub.loop_thread.run(...)``, which an interrupt
+    stops). Ends as soon as every name is defined, when no server is connecting any more, or after
+    ``timeout`` seconds. Returns the servers still connecting if the code still names what nothing defines,
+    for its error message; else an empty list.
+    """
+    if not waiting_for(toolbox, code, defined):
+        return []
+
+    def satisfied() -> bool:
+        return not wants_unknown_tools(code, toolbox.tools.__contains__, defined)
+
+    with contextlib.suppress(TimeoutError):  # the servers go on connecting; the code runs with what is there
+        await asyncio.wait_for(toolbox.await_servers(until=satisfied), timeout)
+    return waiting_for(toolbox, code, defined)
+
+
+def note_connecting(error: dict[str, object] | None, connecting: Iterable[str]) -> None:
+    """Say in a program's missing-name error which servers were still connecting when it ran.
+
+    The name may be a tool of one of them (or a typo): ``name 'x' is not defined (servers still connecting:
+    stuck)``. The note goes on the message and on the traceback's last line, which is what people read.
+    """
+    names = ", ".join(connecting)
+    if not names or error is None or error.get("type") not in _MISSING_NAME_ERRORS:
+        return
+    message = str(error.get("message"))
+    if error.get("type") in ("AttributeError", "ImportError") and not any(
+        of in message for of in _TOOL_NAMESPACES_IN_ERRORS
+    ):
+        return  # about the program's own objects and modules
+    note = f" (servers still connecting: {names})"
+    error["message"] = f"{error.get('message')}{note}"
+    traceback = error.get("traceback")
+    if isinstance(traceback, str) and traceback.strip():
+        error["traceback"] = traceback.rstrip("\n") + note + "\n"
+
+
+class SessionNames:
+    """The globals that a session's earlier programs bound, as far as their code tells.
+
+    A session's worker keeps its globals, so its next program may use them without defining them. After a
+    ``from module import *`` any name may be one of them.
+    """
+
+    def __init__(self) -> None:
+        self._names: set[str] = set()
+        self._any = False
+
+    def add(self, code: str, inputs: Iterable[str] = ()) -> None:
+        """Count the names ``code`` binds (and its ``inputs``, which become globals too)."""
+        self._names.update(inputs)
+        found = _references(code)
+        if found is not None:
+            self._names |= found.bound
+            self._any = self._any or found.star_import
+
+    def __contains__(self, name: object) -> bool:
+        return self._any or name in self._names
+
+
+def wants_unknown_tools(code: str, is_tool: Callable[[str], bool], defined: Container[str] = ()) -> bool:
     """Whether ``code`` names what nothing defines yet, or looks the tools up as a whole.
 
-    Defined are: the program's own names, the builtins, ``PROGRAM_NAMES``, ``inputs`` and the tools
+    Defined are: the program's own names, the builtins, ``PROGRAM_NAMES``, ``defined`` and the tools
     (``is_tool``). A program that does not compile: False (the worker reports its syntax error).
     """
-    try:
-        tree = ast.parse(prepare(code).source)
-    except (CodeModeError, SyntaxError, ValueError):
+    found = _references(code)
+    if found is None:
         return False
-    found = _References()
-    found.visit(tree)
-    if found.whole_list:
+    if found.whole_list or not all(is_tool(name) for name in found.tools):
         return True
+    if found.star_import:
+        return False  # any bare name may come from the module
     return any(
         not (
             name in found.bound
             or name in PROGRAM_NAMES
-            or name in inputs
+            or name in defined
             or hasattr(builtins, name)
             or is_tool(name)
         )
-        for name in found.read | found.tools
+        for name in found.read
     )
+
+
+def _references(code: str) -> _References | None:
+    """The names ``code`` reads and binds; None when it does not compile."""
+    try:
+        tree = ast.parse(prepare(code).source)
+    except (CodeModeError, SyntaxError, ValueError):
+        return None
+    found = _References()
+    found.visit(tree)
+    return found
 
 
 class _References(ast.NodeVisitor):
@@ -63,6 +169,8 @@ class _References(ast.NodeVisitor):
         self.tools: set[str] = set()
         """Names used as ``tools.name``, ``tools["name"]`` or ``from tools import name``."""
         self.whole_list = False
+        self.star_import = False
+        """``from module import *`` of a module other than ``tools``: its names are unknowable here."""
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
@@ -93,7 +201,10 @@ class _References(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             if alias.name == "*":
-                self.whole_list = self.whole_list or node.module in _NAMESPACES
+                if node.module in _NAMESPACES:
+                    self.whole_list = True
+                else:
+                    self.star_import = True
                 continue
             if node.module in _NAMESPACES:
                 self.tools.add(alias.name)  # the tool must exist; a new name for it is the program's own

@@ -17,7 +17,7 @@ import shutil
 import signal
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -29,7 +29,7 @@ from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMErr
 from ..toolbox import Toolbox
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .protocol import ProtocolError, encode_frame, read_frame_async
-from .references import wants_unknown_tools
+from .references import SessionNames, await_servers_named, note_connecting, waiting_for
 from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
 from .sandbox import Protections
@@ -79,6 +79,8 @@ class _Session:
     alive: bool = True
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     idle: asyncio.TimerHandle | None = None
+    names: SessionNames = field(default_factory=SessionNames)
+    """The globals its programs bound: a later program using them need not wait for servers."""
 
 
 @dataclass
@@ -319,13 +321,42 @@ class Executor:
         limit = _check_timeout(timeout if timeout is not None else self.timeout)
         book = ReplayBook(replay) if replay is not None else None
         execution_id = uuid.uuid4().hex[:12]
-        await self._await_servers_named(code, inputs or {})
         started = time.monotonic()
+        # Waiting for servers still connecting counts in the run's timeout, but leaves the program a
+        # moment to run: a name still unknown then ends as its NameError, not as a timeout.
+        defined, budget, connecting = self._defined(session, inputs or {}), limit, []
+        if waiting_for(self.toolbox, code, defined):
+            connecting = await await_servers_named(
+                self.toolbox, code, defined, timeout=limit - _reserve(limit)
+            )
+            budget = max(limit - (time.monotonic() - started), _reserve(limit))  # what the program has left
         encoded_inputs = encode_inputs(inputs or {})
         if session is not None:
-            return await self._run_in_session(
-                session, code, limit, execution_id, started, encoded_inputs, book, pending, watchers
+            result = await self._run_in_session(
+                session, code, budget, execution_id, started, encoded_inputs, book, pending, watchers
             )
+        else:
+            result = await self._run_alone(
+                code, budget, execution_id, started, encoded_inputs, book, pending, watchers
+            )
+        if budget < limit:
+            result.timeout_s = limit
+            if result.status == "timeout":
+                result.error = _timeout_error(limit, limit - budget, connecting)
+            note_connecting(result.error, connecting)
+        return result
+
+    async def _run_alone(
+        self,
+        code: str,
+        limit: float,
+        execution_id: str,
+        started: float,
+        encoded_inputs: dict[str, Any],
+        book: ReplayBook | None,
+        pending: bool,
+        watchers: _Watchers,
+    ) -> ExecutionResult:
         try:
             worker = await self._pool.take()
         except (ZygoteError, OSError, TimeoutError) as exc:
@@ -339,20 +370,12 @@ class Executor:
             asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
             self._pool.prepare_next()
 
-    async def _await_servers_named(self, code: str, inputs: Mapping[str, Any]) -> None:
-        """Wait for servers still connecting only if the program names a tool not there yet (or lists them).
-
-        A program that calls tools of connected servers runs at once (references.py).
-        """
-        toolbox = self.toolbox
-        if not toolbox.pending:
-            return
-
-        def satisfied() -> bool:
-            return not wants_unknown_tools(code, toolbox.tools.__contains__, inputs)
-
-        if not satisfied():
-            await toolbox.hub.await_servers(until=satisfied)
+    def _defined(self, session: str | None, inputs: Mapping[str, Any]) -> Container[str]:
+        """The names a program may use without defining them: its inputs, and its session's globals."""
+        current = self._sessions.get(session) if session is not None else None
+        if current is None or not current.alive:
+            return inputs
+        return _Either(inputs, current.names)
 
     async def _run_in_session(
         self,
@@ -392,6 +415,7 @@ class Executor:
                 current,
                 watchers,
             )
+            current.names.add(code, encoded_inputs)  # its globals now, for the next run's wait
         self._pool.prepare_next()
         if current.alive:
             loop = asyncio.get_running_loop()
@@ -851,15 +875,35 @@ def _check_timeout(timeout: float) -> float:
     return float(timeout)
 
 
-def _timeout_error(limit: float) -> dict[str, Any]:
+def _timeout_error(limit: float, waited: float = 0.0, connecting: Sequence[str] = ()) -> dict[str, Any]:
+    waiting = f" ({waited:.1f} s of it waiting for servers to finish connecting)" if waited else ""
+    if connecting:
+        waiting = f" ({waited:.1f} s of it waiting for servers still connecting: {', '.join(connecting)})"
     return {
         "type": "TimeoutError",
-        "message": f"the program did not finish within {limit:g} s and was stopped; output so far is kept",
+        "message": (
+            f"the program did not finish within {limit:g} s{waiting} and was stopped; output so far is kept"
+        ),
         "line": None,
         "column": None,
         "source_line": None,
         "traceback": "",
     }
+
+
+def _reserve(limit: float) -> float:
+    """Seconds of a run's timeout kept for the program itself, however long servers keep it waiting."""
+    return min(1.0, limit / 4)
+
+
+class _Either:
+    """Names in either of two containers."""
+
+    def __init__(self, first: Container[str], second: Container[str]) -> None:
+        self._first, self._second = first, second
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._first or name in self._second
 
 
 def _error_data(exc: CodeModeError, tool: str) -> dict[str, Any]:

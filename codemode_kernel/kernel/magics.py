@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
 from collections.abc import Callable, Coroutine
@@ -16,7 +17,7 @@ from IPython.display import display
 from ..calllog import CallRecord
 from ..executor import ExecutionResult
 from ..executor.values import decode_value
-from ..typegen import render_signature
+from ..typegen import ToolModel, render_signature
 from .display import history_bundle, result_bundle
 from .live import LiveTrace
 from .pump import run_reporting
@@ -256,17 +257,39 @@ def _protections(tools: KernelTools) -> str:
 
 
 def tools_text(tools: KernelTools, query: str) -> str:
-    """The signatures of the tools whose name or description contains ``query`` (all without one)."""
+    """The signatures of the tools whose name or description contains ``query`` (all without one).
+
+    With no match while servers are still connecting, it waits for them as a cell naming the tool would
+    (an interrupt stops the wait); the text names the servers whose tools are not listed yet.
+    """
     tools.wait()
-    if tools.toolbox is None:
+    toolbox = tools.toolbox
+    if toolbox is None:
         return f"no tools: {tools.problem}"
     query = query.lower()
+
+    def matching() -> list[ToolModel]:
+        return [m for m in toolbox.models if not query or query in _searchable(m)]
+
+    if query and not matching() and toolbox.pending:
+        print(f"codemode: waiting for {', '.join(toolbox.pending)} to finish connecting...", file=sys.stderr)
+        with contextlib.suppress(KeyboardInterrupt):  # an interrupt: say what there is
+            toolbox.wait_for_servers(until=lambda: bool(matching()))
     lines = []
-    for model in tools.toolbox.models:
-        description = (model.spec.description or "").strip().splitlines()
-        if query and query not in model.function_name.lower() and query not in " ".join(description).lower():
-            continue
+    for model in matching():
         lines.append(render_signature(model))
+        description = (model.spec.description or "").strip().splitlines()
         if description:
             lines.append(f"    {description[0]}")
-    return "\n".join(lines) or f"no tool matches {query!r}"
+    connecting = ", ".join(toolbox.pending)
+    if not lines:
+        return f"no tool matches {query!r}" + (f" yet; still connecting: {connecting}" if connecting else "")
+    if connecting:
+        lines.append(f"still connecting: {connecting} (their tools are listed once they are ready)")
+    return "\n".join(lines)
+
+
+def _searchable(model: ToolModel) -> str:
+    """A tool's name and description, lower case, for ``%codemode tools QUERY``."""
+    description = (model.spec.description or "").strip().splitlines()
+    return f"{model.function_name} {' '.join(description)}".lower()

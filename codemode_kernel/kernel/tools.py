@@ -17,7 +17,7 @@ from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings, load_config
 from ..errors import CodeModeError, ConfigError, UntrustedConfigError
 from ..executor import Executor
-from ..executor.references import wants_unknown_tools
+from ..executor.references import await_servers_named, waiting_for
 from ..llm import ChatModel
 from ..toolbox import Toolbox
 from .artifacts_view import KernelArtifacts
@@ -197,9 +197,12 @@ class KernelTools:
             self.wait()
             self._await_servers_named(getattr(info, "raw_cell", None))
         except (KeyboardInterrupt, ToolsUnavailable) as exc:
-            reason = exc or "interrupted"
-            print(f"codemode: {reason}; the tools are not in the namespace yet", file=sys.stderr)
-            return
+            connecting = self.toolbox.pending if self.toolbox is not None and self.ready else []
+            which = f"the tools of {', '.join(connecting)}" if connecting else "the tools"
+            print(
+                f"codemode: {str(exc) or 'interrupted'}; {which} are not in the namespace yet",
+                file=sys.stderr,
+            )
         if self.problem and not self._reported:
             self._reported = True
             print(f"codemode: {self.problem}", file=sys.stderr, flush=True)
@@ -215,14 +218,13 @@ class KernelTools:
         except Exception:
             return  # IPython reports it when it runs the cell
         namespace = self.shell.user_ns
-
-        def satisfied() -> bool:
-            return not wants_unknown_tools(source, toolbox.tools.__contains__, namespace)
-
-        if not satisfied():
-            waiting = ", ".join(toolbox.pending)
-            print(f"codemode: waiting for {waiting} to finish connecting...", file=sys.stderr, flush=True)
-            toolbox.wait_for_servers(until=satisfied)
+        if waiting := waiting_for(toolbox, source, namespace):
+            print(
+                f"codemode: waiting for {', '.join(waiting)} to finish connecting...",
+                file=sys.stderr,
+                flush=True,
+            )
+            toolbox.hub.loop_thread.run(await_servers_named(toolbox, source, namespace))
 
     def place(self) -> None:
         """Put ``tools`` and every free tool name into the user namespace, hidden from ``%who``."""

@@ -18,8 +18,10 @@ import pytest
 from codemode_kernel import Toolbox
 from codemode_kernel.config import ServerConfig
 from codemode_kernel.errors import ServerError
+from codemode_kernel.executor import Executor
+from codemode_kernel.executor.result import format_result_text
 from codemode_kernel.hub import DEFAULT_START_WAIT, ToolHub
-from codemode_kernel.hub.connection import RECONNECT_BACKOFF
+from codemode_kernel.hub.reconnect import RECONNECT_BACKOFF
 from tests.conftest import ROOT, free_port, wait_for_port
 
 pytestmark = pytest.mark.integration
@@ -170,6 +172,19 @@ def test_a_tool_of_a_slow_server_is_waited_for_by_name(tmp_path: Path) -> None:
     assert elapsed < 30, f"took {elapsed:.1f} s: it waited for the hung server (60 s) too"
 
 
+def test_the_tools_of_a_slow_server_by_its_name_are_waited_for(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {"good": lifecycle(), "slow": lifecycle("--initialize-delay", "6", "--prefix", "slow_")},
+        defaults={"startWait": 1},  # start returns a second or two after "good" is ready, before "slow" is
+    )
+    with Toolbox.from_config(config) as tb:
+        assert tb.pending == ["slow"]
+        assert tb.by_server["slow"].slow_echo(text="late") == "late"
+        with pytest.raises(KeyError, match=r"'nowhere'.*good, slow"):
+            tb.by_server["nowhere"]
+
+
 def run_seconds(directory: Path, program: str) -> tuple[float, subprocess.CompletedProcess[str]]:
     started = time.monotonic()
     result = codemode("run", "--config", "codemode.json", "-", cwd=directory, stdin=program)
@@ -218,6 +233,80 @@ def test_doctor_waits_and_reports_the_hung_server_with_the_setting_to_raise(tmp_
     assert "did not finish connecting within 2 s" in result.stdout
     assert '"connectTimeout"' in result.stdout
     assert "unknown key" not in result.stdout
+
+
+# -- programs run while a server hangs: the wait counts in their timeout ----------------------------
+
+
+@pytest.fixture(scope="module")
+def beside_a_hung_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Executor]:
+    """An Executor whose "stuck" server stays connecting for the whole module (connectTimeout 300 s)."""
+    directory = tmp_path_factory.mktemp("hung")
+    stuck = lifecycle("--hang-initialize", "--prefix", "stuck_", connectTimeout=300)
+    config = write_config(directory, {"good": lifecycle(), "stuck": stuck}, defaults={"startWait": 1})
+    with Toolbox.from_config(config) as tb, Executor(tb) as ex:
+        assert tb.pending == ["stuck"]
+        yield ex
+
+
+def timed_run(ex: Executor, program: str, **options: Any) -> tuple[float, Any]:
+    started = time.monotonic()
+    result = ex.run(program, **options)
+    return time.monotonic() - started, result
+
+
+def test_a_name_nothing_defines_ends_within_the_timeout_naming_the_servers_still_connecting(
+    beside_a_hung_server: Executor,
+) -> None:
+    elapsed, result = timed_run(beside_a_hung_server, "print(echo(text='x'))\nprint(no_such_name)", timeout=5)
+    assert result.status == "error", result
+    assert result.error["type"] == "NameError"
+    note = "name 'no_such_name' is not defined (servers still connecting: stuck)"
+    assert result.error["message"] == note
+    assert note in format_result_text(result)  # what codemode run and %%codemode show
+    assert result.stdout == "x\n"  # the program did run, with the time left
+    assert result.timeout_s == 5
+    assert elapsed < 5 + 2, f"took {elapsed:.1f} s with timeout=5"
+
+
+def test_a_tool_named_through_tools_that_is_not_there_names_the_servers_still_connecting(
+    beside_a_hung_server: Executor,
+) -> None:
+    elapsed, result = timed_run(beside_a_hung_server, "tools.stuck_echo(text='x')", timeout=2)
+    assert result.status == "error", result
+    assert result.error["message"] == (
+        "module 'tools' has no attribute 'stuck_echo' (servers still connecting: stuck)"
+    )
+    assert elapsed < 2 + 2, f"took {elapsed:.1f} s with timeout=2"
+
+
+def test_a_program_that_waited_and_then_ran_out_of_time_says_how_long_it_waited(
+    beside_a_hung_server: Executor,
+) -> None:
+    program = "import time\ntime.sleep(30)\nstuck_echo(text='x')"
+    elapsed, result = timed_run(beside_a_hung_server, program, timeout=4)
+    assert result.status == "timeout", result
+    message = result.error["message"]
+    assert "within 4 s" in message and "waiting for servers still connecting: stuck" in message, message
+    assert elapsed < 4 + 3, f"took {elapsed:.1f} s with timeout=4"
+
+
+def test_a_session_program_using_its_earlier_globals_runs_at_once(beside_a_hung_server: Executor) -> None:
+    ex = beside_a_hung_server
+    assert ex.run("rows = [1, 2]\ndef total(xs):\n    return sum(xs)", session="waits").ok
+    assert ex.run("from json import *", session="waits").ok
+    for later, printed in (("print(total(rows))", "3\n"), ("print(dumps(rows))", "[1, 2]\n")):
+        elapsed, result = timed_run(ex, later, session="waits", timeout=20)
+        assert result.status == "ok", result
+        assert result.stdout == printed
+        assert elapsed < 4, f"{later!r} waited {elapsed:.1f} s for the hung server"
+
+
+def test_a_program_with_a_star_import_runs_at_once(beside_a_hung_server: Executor) -> None:
+    elapsed, result = timed_run(beside_a_hung_server, "from json import *\nprint(dumps([1]))", timeout=20)
+    assert result.status == "ok", result
+    assert result.stdout == "[1]\n"
+    assert elapsed < 4, f"waited {elapsed:.1f} s for the hung server"
 
 
 # -- a read-only tool that crashes its server every time --------------------------------------------

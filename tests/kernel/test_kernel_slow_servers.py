@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kernel_session import start_kernel
+from kernel_session import Kernel, Reply, start_kernel
 
 pytestmark = pytest.mark.integration
 
@@ -50,6 +50,68 @@ def test_cells_use_healthy_servers_at_once_and_wait_only_for_the_server_they_nam
 
         status = kernel.run("%codemode status").stream()
         assert "stuck" in status and "connecting" in status, status
+    finally:
+        kernel.client.stop_channels()
+        kernel.manager.shutdown_kernel(now=True)
+
+
+def run_interrupted(kernel: Kernel, code: str, once: str) -> Reply:
+    """Run ``code`` and interrupt the kernel as soon as the cell's stderr shows ``once``."""
+    msg_id = kernel.client.execute(code)
+    messages: list[dict[str, object]] = []
+    interrupted = False
+    while True:
+        message = kernel.client.get_iopub_msg(timeout=50)
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        messages.append(message)
+        content = message["content"]
+        if message["msg_type"] == "stream" and once in content["text"] and not interrupted:
+            kernel.manager.interrupt_kernel()
+            interrupted = True
+        if message["msg_type"] == "status" and content["execution_state"] == "idle":
+            break
+    assert interrupted, f"the cell never showed {once!r}"
+    while (reply := kernel.client.get_shell_msg(timeout=10))["parent_header"].get("msg_id") != msg_id:
+        pass
+    return Reply(reply["content"]["status"], reply["content"], messages)
+
+
+def test_an_interrupted_wait_keeps_the_ready_tools_and_tools_magic_waits_for_a_match(
+    jupyter_path: Path, tmp_path: Path
+) -> None:
+    servers = {
+        "good": lifecycle(),
+        "slow": lifecycle("--initialize-delay", "12", "--prefix", "slow_"),
+        "stuck": lifecycle("--hang-initialize", "--prefix", "stuck_"),  # connecting for 60 s
+    }
+    config = tmp_path / "codemode.json"
+    # Start-up returns 2 s (or as long again) after "good" is ready: %codemode tools slow_echo comes long
+    # before the 12 s of "slow".
+    config.write_text(json.dumps({"mcpServers": servers, "defaults": {"startWait": 2}}))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("CODEMODE_CONFIG", str(config))
+        kernel = start_kernel(jupyter_path, tmp_path, monkeypatch)
+    try:
+        # The first cell: interrupted while it waits for stuck_echo, it still finds echo.
+        first = run_interrupted(
+            kernel, "print(echo(text='here'))\nstuck_echo(text='x')", "to finish connecting"
+        )
+        assert first.status == "error" and first.content["ename"] == "NameError", first.content
+        assert "stuck_echo" in first.content["evalue"]
+        assert first.stream() == "here\n"
+        note = "codemode: interrupted; the tools of slow, stuck are not in the namespace yet"
+        assert note in first.stream("stderr"), first.stream("stderr")
+
+        everything = kernel.run("%codemode tools").stream()
+        assert "echo(text: str)" in everything and "still connecting: slow, stuck" in everything, everything
+
+        found = kernel.run("%codemode tools slow_echo", timeout=50)
+        assert "slow_echo(text: str)" in found.stream(), found.stream()  # it waited for slow
+        assert "waiting for slow, stuck to finish connecting" in found.stream("stderr")
+
+        missing = run_interrupted(kernel, "%codemode tools no_such_tool", "waiting for stuck")
+        assert "no tool matches 'no_such_tool' yet; still connecting: stuck" in missing.stream()
     finally:
         kernel.client.stop_channels()
         kernel.manager.shutdown_kernel(now=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codemode_kernel.executor.references import wants_unknown_tools
+from codemode_kernel.executor.references import SessionNames, note_connecting, wants_unknown_tools
 
 CONNECTED = {"echo", "get-weather"}.__contains__  # the tools of the servers already connected
 
@@ -29,6 +29,7 @@ CONNECTED = {"echo", "get-weather"}.__contains__  # the tools of the servers alr
         "print(given)",  # an input
         "%%codemode\necho(text='x')",
         "```python\necho(text='x')\n```",
+        "from json import *\nprint(dumps(1))",  # what it binds is unknowable: no point waiting
         "def (",  # does not compile: the worker reports it, nothing to wait for
     ],
 )
@@ -50,7 +51,46 @@ def test_programs_using_connected_tools_run_at_once(program: str) -> None:
         "print(dir(tools))",
         "name = 'echo'\ntools[name]()",
         "from tools import *",
+        "from json import *\ntools.slow_echo(text='x')",  # named through tools: still a tool
     ],
 )
 def test_programs_naming_what_is_not_there_yet_wait(program: str) -> None:
     assert wants_unknown_tools(program, CONNECTED, {"given"})
+
+
+def test_a_session_counts_the_names_its_earlier_programs_bound() -> None:
+    earlier = SessionNames()
+    earlier.add("rows = [1]\ndef total(xs):\n    return sum(xs)\nimport json as j", inputs=["given"])
+    for later in ("print(total(rows), j.dumps(1))", "print(given)"):
+        assert not wants_unknown_tools(later, CONNECTED, earlier), later
+    assert wants_unknown_tools("print(typo)", CONNECTED, earlier)
+    earlier.add("from os.path import *")  # from now on, any name may be one of its globals
+    assert not wants_unknown_tools("print(typo)", CONNECTED, earlier)
+    assert wants_unknown_tools("tools.slow_echo(text='x')", CONNECTED, earlier)
+    assert "rows" not in SessionNames()
+
+
+@pytest.mark.parametrize(
+    ("kind", "message", "noted"),
+    [
+        ("NameError", "name 'x' is not defined", True),
+        ("AttributeError", "module 'tools' has no attribute 'slow_echo'", True),
+        ("AttributeError", "'types.SimpleNamespace' object has no attribute 'slow_echo'", True),  # atools
+        ("ImportError", "cannot import name 'slow_echo' from 'tools' (unknown location)", True),
+        ("UnknownToolError", "no tool named 'slow_echo'; search_tools(query) lists tools by keyword", True),
+        ("AttributeError", "'dict' object has no attribute 'slow_echo'", False),  # the program's own
+        ("ImportError", "cannot import name 'nope' from 'json'", False),
+        ("KeyError", "'a'", False),
+        ("ValueError", "bad", False),
+    ],
+)
+def test_missing_name_errors_name_the_servers_still_connecting(kind: str, message: str, noted: bool) -> None:
+    error: dict[str, object] = {"type": kind, "message": message, "traceback": f"...\n{kind}: {message}"}
+    note_connecting(error, ["slow", "stuck"])
+    note = " (servers still connecting: slow, stuck)"
+    expected = message + note if noted else message
+    assert error["message"] == expected
+    assert error["traceback"] == f"...\n{kind}: {expected}" + ("\n" if noted else "")
+    untouched: dict[str, object] = {"type": kind, "message": message}
+    note_connecting(untouched, [])
+    assert untouched["message"] == message
