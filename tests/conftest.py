@@ -18,6 +18,31 @@ NODE_BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"
 QUIRKY = ROOT / "tests" / "servers" / "quirky_server.py"
 
 
+def run_cli(
+    *args: str, cwd: Path, home: Path | None = None, stdin: str | bytes | None = None, timeout: float = 150
+) -> subprocess.CompletedProcess[str]:
+    """Run ``codemode ARGS`` as a user would, in ``cwd``, with a home of its own (``cwd/home`` by default).
+
+    ``stdin`` may be bytes (a program that is not UTF-8); the output is decoded either way, bad bytes
+    replaced, so a test can read what the user would see.
+    """
+    if home is None:
+        home = cwd / "home"
+        home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
+    done = subprocess.run(
+        [sys.executable, "-m", "codemode_kernel.cli", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin.encode() if isinstance(stdin, str) else stdin,
+        capture_output=True,
+        timeout=timeout,
+    )
+    stdout, stderr = (stream.decode(errors="replace") for stream in (done.stdout, done.stderr))
+    return subprocess.CompletedProcess(done.args, done.returncode, stdout, stderr)
+
+
 def require_executable(path: Path | str) -> str:
     """The path of a test server's executable; fails loudly (never skips) when setup did not install it."""
     found = shutil.which(str(path))

@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli as codemode
+
 pytestmark = pytest.mark.integration
 
 WEATHER = {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
-
-
-def codemode(*args: str, cwd: Path, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
-    return subprocess.run(
-        [sys.executable, "-m", "codemode_kernel.cli", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture

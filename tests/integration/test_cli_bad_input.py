@@ -3,35 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli as codemode
+
 pytestmark = pytest.mark.integration
 
 LISTING_SERVER = Path(__file__).resolve().parent.parent / "servers" / "listing_server.py"
 MAX_DEPTH = 100
-
-
-def codemode(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    home = cwd / "home"
-    home.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
-    done = subprocess.run(
-        [sys.executable, "-m", "codemode_kernel.cli", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-    )
-    return subprocess.CompletedProcess(
-        done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
-    )
 
 
 def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:

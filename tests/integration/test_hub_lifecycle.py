@@ -23,6 +23,7 @@ from codemode_kernel.executor.result import format_result_text
 from codemode_kernel.hub import DEFAULT_START_WAIT, ToolHub
 from codemode_kernel.hub.reconnect import RECONNECT_BACKOFF
 from tests.conftest import ROOT, free_port, wait_for_port
+from tests.conftest import run_cli as codemode
 
 pytestmark = pytest.mark.integration
 
@@ -38,22 +39,6 @@ def write_config(directory: Path, servers: dict[str, Any], **top: Any) -> Path:
     path = directory / "codemode.json"
     path.write_text(json.dumps({"mcpServers": servers, **top}))
     return path
-
-
-def codemode(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    home = cwd / "home"
-    home.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
-    return subprocess.run(
-        [sys.executable, "-m", "codemode_kernel.cli", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
 
 
 def text_of(result: dict[str, Any]) -> str:
