@@ -4,7 +4,7 @@ The MCP client is entered and left by the same task (the SDK's cancel scopes dem
 on the same loop make concurrent calls through it. When a stdio server dies (or the connection to a
 remote one drops), the next call starts (or reaches) it again once and is sent to the new connection.
 A remote server that cannot be reached is tried again at most every ``RECONNECT_BACKOFF`` seconds, and no
-call waits for a connection longer than its own timeout.
+call waits for a connection longer than its own timeout (the rules and messages: ``reconnect.py``).
 """
 
 from __future__ import annotations
@@ -12,24 +12,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import mcp_types as types
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.dispatcher import CallOptions
-from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_REQUEST
-from pydantic import ValidationError
+from mcp import Client, MCPError
+from mcp_types.jsonrpc import CONNECTION_CLOSED
 
 from ..config import ServerConfig
 from ..errors import ServerError
 from ..toolspec import ToolSpec
-from .stdio import DEFAULT_MAX_RESULT_BYTES, StdoutNoise, stdio_transport
+from . import reconnect
+from .listing import list_tools
+from .reconnect import RECONNECT_BACKOFF
+from .stdio import StdoutNoise
+from .transports import describe_failure, open_transport, stderr_log_name
 
 __all__ = ["ProgressCallback", "ServerConnection", "ServerState"]
 
@@ -37,12 +35,6 @@ log = logging.getLogger(__name__)
 
 ServerState = Literal["connecting", "ready", "failed", "disabled", "closed"]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
-
-_MAX_PAGES = 1000  # a server that pages forever must not hang the hub
-
-RECONNECT_BACKOFF = 2.0
-"""Seconds after a failed attempt to reach a remote server during which calls fail at once with its error
-(an attempt at a host that does not answer costs up to its connect timeout: not one per call)."""
 
 
 class ServerConnection:
@@ -72,7 +64,7 @@ class ServerConnection:
         """Lines a stdio server wrote to stdout that are not JSON-RPC, counted over every (re)start."""
         if config.transport == "stdio":
             log_dir.mkdir(parents=True, exist_ok=True)
-            self.log_path = log_dir / f"{_safe_file_name(config.name)}.stderr.log"
+            self.log_path = log_dir / stderr_log_name(config.name)
         self.connect_timeout: float = config.connect_timeout or connect_timeout
         """Seconds to start the server and list its tools: its ``connectTimeout``, else the hub's default."""
         self._on_tools_changed = on_tools_changed
@@ -175,29 +167,22 @@ class ServerConnection:
         try:
             return await self._send_call(tool, arguments, left(), progress)
         except MCPError as exc:
-            if self._closing or not (exc.code == CONNECTION_CLOSED or self._session_lost(exc)):
+            if self._closing or not (
+                exc.code == CONNECTION_CLOSED or reconnect.session_lost(self.config, exc)
+            ):
                 raise
             lost = exc
         await self._restart_once(generation, lost, left())
-        if not self._session_lost(lost) and not self._safe_to_repeat(tool):
-            raise ServerError(
-                f"{self._lost_phrase()} during the call to {tool!r}, which may or may not have run; "
-                f"{self._back_phrase()}: call again if repeating the call is safe",
-                server=self.name,
-                log_path=self.log_path_str(),
-            ) from lost
+        if not reconnect.session_lost(self.config, lost) and not reconnect.safe_to_repeat(self.tool(tool)):
+            message = reconnect.maybe_ran_message(self.config, tool)
+            raise ServerError(message, server=self.name, log_path=self.log_path_str()) from lost
         try:
             return await self._send_call(tool, arguments, left(), progress)
         except MCPError as again:
             if again.code != CONNECTION_CLOSED:
                 raise
-            raise ServerError(
-                f"{self._lost_phrase()} again when the call to {tool!r} was repeated (the first attempt "
-                f"had ended the same way and {self._back_phrase()}); it is not repeated a third time. "
-                f"{self._lost_advice()}",
-                server=self.name,
-                log_path=self.log_path_str(),
-            ) from again
+            message = reconnect.lost_again_message(self.config, tool)
+            raise ServerError(message, server=self.name, log_path=self.log_path_str()) from again
 
     async def ensure_connected(self, timeout: float | None = None) -> None:
         """Before a call: wait for a connection being made, make a lost remote connection again.
@@ -251,7 +236,7 @@ class ServerConnection:
         """List tools again now and tell the hub."""
         if self._client is None:
             return
-        self._tools = await self._list_tools(self._client)
+        self._tools, self.warnings = await list_tools(self._client, self.name)
         self._on_tools_changed(self)
 
     async def _refresh_loop(self) -> None:
@@ -290,37 +275,6 @@ class ServerConnection:
         if self._restart_lock is None:
             self._restart_lock = asyncio.Lock()
         return self._restart_lock
-
-    def _safe_to_repeat(self, tool: str) -> bool:
-        spec = self.tool(tool)
-        hints = (spec.annotations or {}) if spec else {}
-        return bool(hints.get("readOnlyHint") or hints.get("idempotentHint"))
-
-    def _session_lost(self, exc: MCPError) -> bool:
-        """Whether a Streamable HTTP server refused the request because it no longer knows our session.
-
-        A server that restarted answers HTTP 404 to the old session id; the SDK reports it as
-        INVALID_REQUEST, with the server's message ("Session not found") or its own ("Session
-        terminated"). The request did not run, and the spec says to start a new session.
-        """
-        return (
-            self.config.transport == "http"
-            and exc.code == INVALID_REQUEST
-            and "session" in (exc.message or "").lower()
-        )
-
-    def _lost_phrase(self) -> str:
-        if self.config.transport == "stdio":
-            return "the server exited"
-        return f"the connection to {self.config.url} was lost"
-
-    def _back_phrase(self) -> str:
-        return "it was restarted" if self.config.transport == "stdio" else "it was reconnected"
-
-    def _lost_advice(self) -> str:
-        if self.config.transport == "stdio":
-            return "Its stderr log may say why it exits; the next call starts it again."
-        return "Check the server; the next call connects again."
 
     def _transport_closed(self) -> bool:
         """Whether the client's transport has ended (a stdio server that exited is seen within ~10 ms).
@@ -382,39 +336,27 @@ class ServerConnection:
             log.warning("server %r: %s", self.name, self._down_message())
 
     def _down_message(self) -> str:
-        """Why the connection could not be made again, and (remote) when the next attempt can be."""
-        reason = self.error or self.state
-        if self.config.transport == "stdio":
-            return f"the server exited and did not come back: {reason}"
-        wait = RECONNECT_BACKOFF
+        retry_in = RECONNECT_BACKOFF
         if self._retry_at is not None:
-            wait = max(0.0, self._retry_at - asyncio.get_running_loop().time())
-        return (
-            f"cannot be reached at {self.config.url} ({reason}); calls fail at once until it is tried "
-            f"again in {wait:.1f} s"
-        )
+            retry_in = max(0.0, self._retry_at - asyncio.get_running_loop().time())
+        return reconnect.down_message(self.config, self.error or self.state, retry_in)
 
     def _not_ready_within(self, timeout: float | None) -> ServerError:
         waited = self.connect_timeout + 5 if timeout is None else timeout
-        where = f" to {self.config.url}" if self.config.transport != "stdio" else ""
-        return ServerError(
-            f"still connecting{where}: not ready within {waited:g} s, this call's timeout; it goes on "
-            f"connecting in the background (for up to {self.connect_timeout:g} s, its connectTimeout) "
-            "and later calls use it once it is ready",
-            server=self.name,
-            log_path=self.log_path_str(),
-        )
+        message = reconnect.not_ready_message(self.config, waited, self.connect_timeout)
+        return ServerError(message, server=self.name, log_path=self.log_path_str())
 
     async def _own(self) -> None:
         """The owner task: enter the client, list tools, hold the connection until told to stop."""
         try:
+            transport = open_transport(self.config, log_path=self.log_path, noise=self.stdout_noise)
             async with Client(
-                self._transport(), mode=self._mode(), message_handler=self._on_message
+                transport, mode=self.config.protocol, message_handler=self._on_message
             ) as client:
                 self.protocol_version = client.protocol_version
                 info = client.server_info
                 self.server_name = info.name if info else None
-                self._tools = await self._list_tools(client)
+                self._tools, self.warnings = await list_tools(client, self.name)
                 self._client = client
                 self.state = "ready"
                 self._ready.set()
@@ -422,7 +364,7 @@ class ServerConnection:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # ExceptionGroup from the transport's task group included
-            self._fail(_describe(exc))
+            self._fail(describe_failure(exc))
         finally:
             self._client = None
             self._ready.set()
@@ -444,55 +386,6 @@ class ServerConnection:
         with contextlib.suppress(BaseException):
             await owner
 
-    def _transport(self) -> Any:
-        cfg = self.config
-        if cfg.transport == "stdio":
-            assert cfg.command is not None and self.log_path is not None
-            params = StdioServerParameters(
-                command=cfg.command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd
-            )
-            # Ours, not the SDK's stdio_client: linear reading, a size cap, a capped stderr log (stdio.py).
-            return stdio_transport(
-                params,
-                server=self.name,
-                log_path=self.log_path,
-                max_line_bytes=cfg.max_result_bytes or DEFAULT_MAX_RESULT_BYTES,
-                noise=self.stdout_noise,
-            )
-        assert cfg.url is not None
-        headers = dict(cfg.headers)
-        if cfg.transport == "sse":
-            return sse_client(cfg.url, headers=headers or None)
-        return _streamable_http(cfg.url, headers)
-
-    def _mode(self) -> Any:
-        return self.config.protocol
-
-    async def _list_tools(self, client: Client) -> dict[str, ToolSpec]:
-        raw: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await self._list_page(client, cursor)
-            raw.extend(page.get("tools") or [])
-            cursor = page.get("nextCursor")
-            if not cursor:
-                break
-        specs = [ToolSpec.from_wire(self.name, tool) for tool in raw if isinstance(tool, dict)]
-        self.warnings = [f"{self.name}: {w}" for spec in specs for w in spec.warnings]
-        for warning in self.warnings:
-            log.warning("%s", warning)
-        return {spec.name: spec for spec in specs}
-
-    async def _list_page(self, client: Client, cursor: str | None) -> dict[str, Any]:
-        try:
-            page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-        except ValidationError:
-            # The SDK refuses listings that break the spec (an inputSchema without "type" is common in
-            # the wild). Ask again and take the raw answer; ToolSpec.from_wire repairs it with a warning.
-            return await _raw_request(client, "tools/list", {"cursor": cursor} if cursor else None)
-        dumped: dict[str, Any] = page.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return dumped
-
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             # Never await session I/O inside the handler: it runs on the dispatcher's read loop.
@@ -506,16 +399,6 @@ class ServerConnection:
     def log_path_str(self) -> str | None:
         """The stderr log's path as text, for messages (None for remote servers)."""
         return str(self.log_path) if self.log_path else None
-
-
-@contextlib.asynccontextmanager
-async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    """Streamable HTTP with our headers; the HTTP client we create is ours to close."""
-    async with (
-        create_mcp_http_client(headers=headers or None) as http,
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
 
 
 def _time_left(timeout: float | None) -> Callable[[], float | None]:
@@ -534,35 +417,3 @@ def _adapt_progress(callback: ProgressCallback) -> Any:
             await outcome
 
     return forward
-
-
-async def _raw_request(client: Client, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-    """Send a request and return the raw JSON result, skipping the SDK's result validation.
-
-    Uses two private attributes of the SDK's ClientSession (pinned to ``mcp<3``); the tests run it
-    against a server that sends the malformed listings this exists for.
-    """
-    session = client.session
-    data: dict[str, Any] = {"method": method}
-    if params:
-        data["params"] = params
-    opts: CallOptions = {}
-    session._stamp(data, opts)
-    result: dict[str, Any] = await session._dispatcher.send_raw_request(method, data.get("params"), opts)
-    return result
-
-
-def _describe(exc: BaseException) -> str:
-    """One line that says why a connection failed, digging through exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
-    if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
-        return "the server closed the connection during start-up (see its stderr log)"
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"
-
-
-def _safe_file_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "server"

@@ -18,7 +18,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import jsonschema
 from mcp import MCPError
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
@@ -29,6 +28,8 @@ from ..toolspec import ToolSpec
 from ..typegen import ArgumentValidator
 from .connection import ProgressCallback, ServerConnection, ServerState
 from .loop import LoopThread
+from .output_check import OutputChecks
+from .startup import ServerStartup
 from .stdio_reader import REFUSED_BY_TRANSPORT, take_transport_warnings
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "DEFAULT_START_WAIT", "ServerStatus", "ToolHub"]
@@ -109,9 +110,9 @@ class ToolHub:
         self.start_wait = start_wait
         self._loop: LoopThread | None = None
         self._connections: dict[str, ServerConnection] = {}
-        self._starting: dict[str, asyncio.Task[None]] = {}
+        self._startup = ServerStartup()
         self._validators: dict[tuple[str, str], ArgumentValidator] = {}
-        self._output_checkers: dict[tuple[str, str], Callable[[Any], tuple[str, ...]]] = {}
+        self._output_checks = OutputChecks()
         self._listeners: list[Callable[[], None]] = []
         self.tools_version = 0
         """Grows by one whenever any server's tool list changes."""
@@ -144,7 +145,7 @@ class ToolHub:
     @property
     def pending(self) -> list[str]:
         """The servers still connecting after ``start()``, in config order."""
-        return [name for name, task in list(self._starting.items()) if not task.done()]
+        return self._startup.pending
 
     def wait_for_servers(self, until: Callable[[], bool] | None = None) -> None:
         """Block while servers are still connecting (each at most its connect timeout).
@@ -153,12 +154,12 @@ class ToolHub:
         returns True: ``until=lambda: "get_weather" in toolbox.tools`` waits only as long as needed.
         """
         if self.pending:
-            self._require_loop().run(self._await_servers(until))
+            self._require_loop().run(self._startup.wait(until))
 
     async def await_servers(self, until: Callable[[], bool] | None = None) -> None:
         """Async twin of ``wait_for_servers``."""
         if self.pending:
-            await self._require_loop().run_async(self._await_servers(until))
+            await self._require_loop().run_async(self._startup.wait(until))
 
     def close(self) -> None:
         """Disconnect every server and stop the loop thread."""
@@ -305,45 +306,11 @@ class ToolHub:
                     connect_timeout=self._connect_timeout,
                     on_tools_changed=self._tools_changed,
                 )
-        for name, conn in self._connections.items():
-            running = self._starting.get(name)
-            if conn.state not in ("ready", "disabled") and (running is None or running.done()):
-                self._starting[name] = asyncio.create_task(conn.start(), name=f"start-{name}")
-        try:
-            await self._wait_started()
-        except asyncio.CancelledError:  # interrupted: leave no server starting behind
-            await asyncio.shield(self._stop_starting())
-            raise
+        await self._startup.start(self._connections, start_wait=self.start_wait)
         self.tools_version += 1
 
-    async def _wait_started(self) -> None:
-        """Wait for the starting servers only as long as they keep getting ready (see ``start``)."""
-        loop = asyncio.get_running_loop()
-        began = loop.time()
-        deadline: float | None = None  # none ready yet: wait for the first (its connect timeout bounds it)
-        while starting := {task: name for name, task in self._starting.items() if not task.done()}:
-            timeout = None if deadline is None else max(0.0, deadline - loop.time())
-            done, _ = await asyncio.wait(starting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            if not done:
-                return  # the rest are much slower than those before them: they go on in the background
-            if any(self._connections[starting[task]].state == "ready" for task in done):
-                ready_at = loop.time()
-                deadline = ready_at + max(self.start_wait, ready_at - began)
-
-    async def _await_servers(self, until: Callable[[], bool] | None) -> None:
-        while (starting := [task for task in self._starting.values() if not task.done()]) and not (
-            until is not None and until()
-        ):
-            # asyncio.wait never cancels what it waits for: an interrupt here leaves the servers connecting.
-            await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
-
-    async def _stop_starting(self) -> None:
-        for task in self._starting.values():
-            task.cancel()
-        await asyncio.gather(*self._starting.values(), return_exceptions=True)
-
     async def _close_all(self) -> None:
-        await self._stop_starting()
+        await self._startup.stop()
         await asyncio.gather(*(conn.close() for conn in self._connections.values()), return_exceptions=True)
 
     async def _refresh_all(self) -> None:
@@ -352,7 +319,7 @@ class ToolHub:
 
     def _tools_changed(self, conn: ServerConnection) -> None:
         self._validators = {key: v for key, v in self._validators.items() if key[0] != conn.name}
-        self._output_checkers = {key: c for key, c in self._output_checkers.items() if key[0] != conn.name}
+        self._output_checks.forget(conn.name)
         self.tools_version += 1
         for listener in list(self._listeners):
             try:
@@ -435,7 +402,7 @@ class ToolHub:
         except Exception as exc:
             self._fail(record, f"{type(exc).__name__}: {exc}")
             raise ServerError(f"{tool}: {type(exc).__name__}: {exc}", server=server) from exc
-        warnings = take_transport_warnings(result) + self._check_output(spec, result)
+        warnings = take_transport_warnings(result) + self._output_checks.warnings(spec, result)
         self.call_log.finish(
             record, "tool_error" if result.get("isError") else "ok", result=result, warnings=warnings
         )
@@ -443,45 +410,3 @@ class ToolHub:
 
     def _fail(self, record: CallRecord, message: str) -> None:
         self.call_log.finish(record, "server_error", error=message)
-
-    def _check_output(self, spec: ToolSpec, result: dict[str, Any]) -> tuple[str, ...]:
-        """Warnings (not errors) for a result that breaks the tool's own outputSchema, as real servers do."""
-        if spec.output_schema is None or result.get("isError"):
-            return ()
-        if result.get("structuredContent") is None:
-            return (f"{spec.qualified_name}: has an outputSchema but returned no structuredContent",)
-        key = (spec.server, spec.name)
-        checker = self._output_checkers.get(key)
-        if checker is None:
-            checker = self._output_checkers[key] = _output_checker(spec)
-        return checker(result["structuredContent"])
-
-
-def _output_checker(spec: ToolSpec) -> Callable[[Any], tuple[str, ...]]:
-    """Compile the tool's outputSchema once; the checker returns warnings and never raises."""
-    assert spec.output_schema is not None
-    try:
-        cls = jsonschema.validators.validator_for(spec.output_schema)
-        cls.check_schema(spec.output_schema)
-        compiled = cls(spec.output_schema)
-    except Exception as exc:  # whatever a server sends as a schema, the result still reaches the caller
-        warning = (
-            f"{spec.qualified_name}: its outputSchema is not valid JSON Schema ({exc}); results not checked"
-        )
-        return lambda _structured: (warning,)
-
-    def check(structured: Any) -> tuple[str, ...]:
-        try:
-            error = jsonschema.exceptions.best_match(compiled.iter_errors(structured))
-        except Exception as exc:  # an unresolvable $ref, a hostile pattern...: report, never lose the result
-            reason = f"{type(exc).__name__}: {exc}"
-            return (f"{spec.qualified_name}: its outputSchema could not be checked ({reason})",)
-        if error is None:
-            return ()
-        where = ".".join(str(p) for p in error.absolute_path) or "(root)"
-        return (
-            f"{spec.qualified_name}: structuredContent does not match its outputSchema at {where}: "
-            f"{error.message}",
-        )
-
-    return check

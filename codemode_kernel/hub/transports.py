@@ -1,0 +1,75 @@
+"""How the hub reaches one server: the transport its config asks for, and one line on why it failed."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp import MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.jsonrpc import CONNECTION_CLOSED
+
+from ..config import ServerConfig
+from .stdio import DEFAULT_MAX_RESULT_BYTES, StdoutNoise, stdio_transport
+
+__all__ = ["describe_failure", "open_transport", "stderr_log_name"]
+
+
+def open_transport(config: ServerConfig, *, log_path: Path | None, noise: StdoutNoise) -> Any:
+    """The transport (an async context manager of streams) for ``mcp.Client``, as the config says.
+
+    Args:
+        config: the server's entry (its transport, command or URL, headers).
+        log_path: where a stdio server's stderr goes (required for stdio).
+        noise: counts the non-JSON-RPC lines a stdio server writes to stdout, across restarts.
+    """
+    if config.transport == "stdio":
+        assert config.command is not None and log_path is not None
+        params = StdioServerParameters(
+            command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
+        )
+        # Ours, not the SDK's stdio_client: linear reading, a size cap, a capped stderr log (stdio.py).
+        return stdio_transport(
+            params,
+            server=config.name,
+            log_path=log_path,
+            max_line_bytes=config.max_result_bytes or DEFAULT_MAX_RESULT_BYTES,
+            noise=noise,
+        )
+    assert config.url is not None
+    headers = dict(config.headers)
+    if config.transport == "sse":
+        return sse_client(config.url, headers=headers or None)
+    return _streamable_http(config.url, headers)
+
+
+@contextlib.asynccontextmanager
+async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """Streamable HTTP with our headers; the HTTP client we create is ours to close."""
+    async with (
+        create_mcp_http_client(headers=headers or None) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line that says why a connection failed, digging through exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
+        return "the server closed the connection during start-up (see its stderr log)"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"
+
+
+def stderr_log_name(server: str) -> str:
+    """The file name of a stdio server's stderr log: its name, with anything unsafe in a path replaced."""
+    return (re.sub(r"[^A-Za-z0-9_.-]", "_", server) or "server") + ".stderr.log"
