@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,3 +68,16 @@ def start_kernel(jupyter_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch)
     client.start_channels()
     client.wait_for_ready(timeout=60)
     return Kernel(manager, client)
+
+
+@contextmanager
+def configured_kernel(jupyter_path: Path, cwd: Path, config: Path) -> Iterator[Kernel]:
+    """A kernel started in ``cwd`` with the config ``config`` (CODEMODE_CONFIG); shut down on leaving."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("CODEMODE_CONFIG", str(config))
+        kernel = start_kernel(jupyter_path, cwd, monkeypatch)
+    try:
+        yield kernel
+    finally:
+        kernel.client.stop_channels()
+        kernel.manager.shutdown_kernel(now=False)

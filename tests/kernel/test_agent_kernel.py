@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Kernel, start_kernel
+from kernel_session import Kernel, configured_kernel
 
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
 
@@ -60,14 +60,8 @@ def agent_kernel(
         ],
     }
     (notebook / "agent.json").write_text(json.dumps(config))
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("CODEMODE_CONFIG", str(notebook / "agent.json"))
-        k = start_kernel(jupyter_path, notebook, monkeypatch)
-    try:
+    with configured_kernel(jupyter_path, notebook, notebook / "agent.json") as k:
         yield k
-    finally:
-        k.client.stop_channels()
-        k.manager.shutdown_kernel(now=False)
 
 
 def _tool_messages(body: dict[str, Any]) -> list[str]:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_session import Kernel, start_kernel
+from kernel_session import Kernel, configured_kernel
 
 # A process limit turned off, and a hidden path the program could still create: what a simplified
 # policy (network and memory only) would get wrong.
@@ -26,14 +26,8 @@ def notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def kernel(jupyter_path: Path, notebook: Path) -> Iterator[Kernel]:
     config = {"mcpServers": {}, "defaults": {"codeMode": {"sandbox": SANDBOX}}}
     (notebook / "sandboxed.json").write_text(json.dumps(config))
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("CODEMODE_CONFIG", str(notebook / "sandboxed.json"))
-        k = start_kernel(jupyter_path, notebook, monkeypatch)
-    try:
+    with configured_kernel(jupyter_path, notebook, notebook / "sandboxed.json") as k:
         yield k
-    finally:
-        k.client.stop_channels()
-        k.manager.shutdown_kernel(now=False)
 
 
 def test_status_shows_the_protections_of_the_kernels_workers(kernel: Kernel, notebook: Path) -> None:

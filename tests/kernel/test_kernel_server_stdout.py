@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_session import Kernel, start_kernel
+from kernel_session import Kernel, configured_kernel
 
 FAULTS = Path(__file__).resolve().parents[1] / "servers" / "stdio_faults_server.py"
 
@@ -19,14 +19,8 @@ def noisy_kernel(jupyter_path: Path, tmp_path_factory: pytest.TempPathFactory) -
     notebook = tmp_path_factory.mktemp("noisy-notebook")
     entry = {"command": sys.executable, "args": [str(FAULTS), "--banner", "2"]}
     (notebook / "noisy.json").write_text(json.dumps({"mcpServers": {"faults": entry}}))
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("CODEMODE_CONFIG", str(notebook / "noisy.json"))
-        k = start_kernel(jupyter_path, notebook, monkeypatch)
-    try:
+    with configured_kernel(jupyter_path, notebook, notebook / "noisy.json") as k:
         yield k
-    finally:
-        k.client.stop_channels()
-        k.manager.shutdown_kernel(now=False)
 
 
 def test_status_counts_the_lines_on_stdout_that_are_not_json_rpc(noisy_kernel: Kernel) -> None:
