@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +127,43 @@ def _join_alternatives(schema: dict[str, Any], root: Any) -> dict[str, Any]:
     return {**joined, **_join_extras(usable)}
 
 
+def _null_as_extra_key(root: Any, name: str, validator: ArgumentValidator) -> bool:
+    """Whether a top-level alternative that does not declare ``name`` takes it, as an extra key, as null.
+
+    Such a None is valid through that alternative even when those that declare ``name`` refuse it, so the
+    function must send it rather than drop it. False when no alternative says so (the property decides).
+    """
+    branches = root.get("anyOf", root.get("oneOf")) if isinstance(root, dict) else None
+    for branch in branches if isinstance(branches, list) else ():
+        if isinstance(branch, dict) and isinstance(branch.get("$ref"), str):
+            branch = resolve_pointer(root, branch["$ref"])
+        if not isinstance(branch, dict):
+            continue
+        declared = branch.get("properties")
+        rule = None if isinstance(declared, dict) and name in declared else _extra_rule(branch, name)
+        if rule is not None and validator.accepts_null(rule):
+            return True
+    return False
+
+
+def _extra_rule(branch: dict[str, Any], name: str) -> Any:
+    """The schema ``branch`` holds an undeclared key ``name`` to, when it says outright it takes extras.
+
+    A missing ``additionalProperties`` counts as no (see ``_accepts_extra``).
+    """
+    matching = []
+    for pattern, sub in _patterns(branch).items():
+        try:
+            if re.search(pattern, name):
+                matching.append(sub)
+        except (re.error, TypeError):  # a pattern Python cannot read: jsonschema decides at validation
+            continue
+    if matching:
+        return matching[0] if len(matching) == 1 else {"allOf": matching}
+    additional = branch.get("additionalProperties")
+    return additional if additional is True or isinstance(additional, dict) else None
+
+
 def _join_extras(branches: list[dict[str, Any]]) -> dict[str, Any]:
     """``patternProperties`` / ``additionalProperties`` for the keys any alternative takes beyond its own.
 
@@ -202,7 +240,13 @@ def build_tool_model(
     properties = schema.get("properties")
     property_schemas: dict[str, Any] = properties if isinstance(properties, dict) else {}
     params = [
-        _param(f, python_names[f.wire_name], validator.accepts_null(property_schemas.get(f.wire_name, True)))
+        _param(
+            f,
+            python_names[f.wire_name],
+            True
+            if _null_as_extra_key(spec.input_schema, f.wire_name, validator)
+            else validator.accepts_null(property_schemas.get(f.wire_name, True)),
+        )
         for f in fields
     ]
     params = [p for p in params if p.required] + [p for p in params if not p.required]

@@ -773,6 +773,20 @@ def test_nullable_true_accepts_and_sends_none() -> None:
         send(model, "x", size=0)
 
 
+def test_none_valid_through_another_alternatives_extra_keys_is_sent() -> None:
+    # Found by the property test: "class_" must be a string in the first alternative, but the second
+    # takes any extra key, so {"class_": None} is valid and the function must send it.
+    declares = {"properties": {"q": {"type": "string"}, "class_": {"type": "string"}}}
+    open_ended = {"properties": {"q": {"type": "string"}}, "additionalProperties": True}
+    schema = {"type": "object", "anyOf": [declares, open_ended]}
+    model = build_tool_model(ToolSpec("s", "t", input_schema=schema), "t")
+    assert send(model, class_=None) == {"class_": None}
+    assert send(model, q=None) == {}  # no alternative takes a null q: None still means "not given"
+    closed = {**open_ended, "additionalProperties": False}
+    strict = build_tool_model(ToolSpec("s", "t", input_schema={"anyOf": [declares, closed]}), "t")
+    assert send(strict, class_=None) == {}
+
+
 def test_top_level_alternatives_that_take_extra_keys_give_kwargs() -> None:
     alternatives = [
         {"properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": True},
