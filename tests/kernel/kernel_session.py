@@ -71,8 +71,11 @@ def start_kernel(jupyter_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 @contextmanager
-def configured_kernel(jupyter_path: Path, cwd: Path, config: Path) -> Iterator[Kernel]:
-    """A kernel started in ``cwd`` with the config ``config`` (CODEMODE_CONFIG); shut down on leaving."""
+def configured_kernel(jupyter_path: Path, cwd: Path, config: Path, *, now: bool = False) -> Iterator[Kernel]:
+    """A kernel started in ``cwd`` with the config ``config`` (CODEMODE_CONFIG); shut down on leaving.
+
+    ``now=True`` kills it instead of asking it to stop (a kernel beside a hung server would wait for it).
+    """
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("CODEMODE_CONFIG", str(config))
         kernel = start_kernel(jupyter_path, cwd, monkeypatch)
@@ -80,4 +83,4 @@ def configured_kernel(jupyter_path: Path, cwd: Path, config: Path) -> Iterator[K
         yield kernel
     finally:
         kernel.client.stop_channels()
-        kernel.manager.shutdown_kernel(now=False)
+        kernel.manager.shutdown_kernel(now=now)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kernel_session import Kernel, Reply, start_kernel
+from kernel_session import Kernel, Reply, configured_kernel
 
 pytestmark = pytest.mark.integration
 
@@ -31,10 +31,7 @@ def test_cells_use_healthy_servers_at_once_and_wait_only_for_the_server_they_nam
     # Start-up returns 2 s (or as long again) after "good" is ready: the first cell ends long before the
     # 12 s of "slow", so the second cell still finds it connecting, even on a loaded machine.
     config.write_text(json.dumps({"mcpServers": servers, "defaults": {"startWait": 2}}))
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("CODEMODE_CONFIG", str(config))
-        kernel = start_kernel(jupyter_path, tmp_path, monkeypatch)
-    try:
+    with configured_kernel(jupyter_path, tmp_path, config, now=True) as kernel:
         first = kernel.run("print(echo(text='at once'))", timeout=50)
         assert first.status == "ok", first.content
         assert first.stream() == "at once\n"
@@ -50,9 +47,6 @@ def test_cells_use_healthy_servers_at_once_and_wait_only_for_the_server_they_nam
 
         status = kernel.run("%codemode status").stream()
         assert "stuck" in status and "connecting" in status, status
-    finally:
-        kernel.client.stop_channels()
-        kernel.manager.shutdown_kernel(now=True)
 
 
 def run_interrupted(kernel: Kernel, code: str, once: str) -> Reply:
@@ -89,10 +83,7 @@ def test_an_interrupted_wait_keeps_the_ready_tools_and_tools_magic_waits_for_a_m
     # Start-up returns 2 s (or as long again) after "good" is ready: %codemode tools slow_echo comes long
     # before the 12 s of "slow".
     config.write_text(json.dumps({"mcpServers": servers, "defaults": {"startWait": 2}}))
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("CODEMODE_CONFIG", str(config))
-        kernel = start_kernel(jupyter_path, tmp_path, monkeypatch)
-    try:
+    with configured_kernel(jupyter_path, tmp_path, config, now=True) as kernel:
         # The first cell: interrupted while it waits for stuck_echo, it still finds echo.
         first = run_interrupted(
             kernel, "print(echo(text='here'))\nstuck_echo(text='x')", "to finish connecting"
@@ -112,6 +103,3 @@ def test_an_interrupted_wait_keeps_the_ready_tools_and_tools_magic_waits_for_a_m
 
         missing = run_interrupted(kernel, "%codemode tools no_such_tool", "waiting for stuck")
         assert "no tool matches 'no_such_tool' yet; still connecting: stuck" in missing.stream()
-    finally:
-        kernel.client.stop_channels()
-        kernel.manager.shutdown_kernel(now=True)
