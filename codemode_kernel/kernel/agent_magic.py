@@ -16,6 +16,8 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 
 from ..errors import AgentError, ConfigError, LLMError
 from .agent_view import AgentView
+from .display import TRACE_MIME
+from .frontend import Frontends
 from .pump import run_reporting
 from .tools import KernelTools
 
@@ -39,9 +41,10 @@ def _parser() -> argparse.ArgumentParser:
 class AgentMagics(Magics):
     """The ``%%agent`` magic, bound to one shell's KernelTools."""
 
-    def __init__(self, shell: Any, tools: KernelTools) -> None:
+    def __init__(self, shell: Any, tools: KernelTools, frontends: Frontends | None = None) -> None:
         super().__init__(shell)
         self.tools = tools
+        self.frontends = frontends or Frontends()
         self._agents: dict[tuple[str | None, bool], Any] = {}
         self._widgets = getattr(shell, "kernel", None) is not None
 
@@ -78,7 +81,7 @@ class AgentMagics(Magics):
         if not request:
             raise UsageError(f"%%agent: write the request in the cell, below the magic line\nusage: {_USAGE}")
         agent = self._agent(args.model, classic=args.classic, new=args.new)
-        view = AgentView(widgets=self._widgets)
+        view = AgentView(widgets=self._widgets, trace_mime=self.frontends.renders(TRACE_MIME))
         self.tools.agent_model = agent.model
         try:
             result = self._run(agent, request, view, max_steps=args.max_steps, timeout=args.timeout)

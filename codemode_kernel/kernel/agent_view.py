@@ -28,7 +28,7 @@ from ..agent import (
     ToolCallRequested,
 )
 from .display import result_bundle
-from .live import LiveTrace
+from .live import LiveView, open_live_view
 from .render import arguments_text, code_html
 
 __all__ = ["AgentView", "escape_markdown"]
@@ -39,9 +39,11 @@ AGENT_MIME = "application/vnd.codemode.agent.v1+json"
 class AgentView:
     """Turns agent events into cell outputs."""
 
-    def __init__(self, *, widgets: bool) -> None:
+    def __init__(self, *, widgets: bool, trace_mime: bool = False) -> None:
         self._widgets = widgets
-        self._live: LiveTrace | None = None
+        self._trace_mime = trace_mime
+        self._live: LiveView | None = None
+        self._code: str | None = None
         self._text: dict[int, str] = {}
         self._text_display: dict[int, str] = {}
 
@@ -63,7 +65,7 @@ class AgentView:
             print(event.text, end="", flush=True)
         elif isinstance(event, ExecutionFinished):
             self._close_live()
-            data, metadata = result_bundle(event.result)
+            data, metadata = result_bundle(event.result, code=self._code)
             display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
         elif isinstance(event, ToolCallFinished):
             status = "error" if event.is_error else "ok"
@@ -144,8 +146,9 @@ class AgentView:
             },
             raw=True,
         )
+        self._code = event.code
         if self._widgets:
-            self._live = LiveTrace(event.code, timeout=event.timeout)
+            self._live = open_live_view(event.code, timeout=event.timeout, trace_mime=self._trace_mime)
             self._live.show()
 
     def _show_step(self, event: StepFinished) -> None:

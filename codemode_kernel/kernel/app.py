@@ -8,6 +8,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ __all__ = ["KERNEL_NAME", "CodeModeKernelApp", "install_kernel_spec", "kernel_js
 KERNEL_NAME = "codemode"
 DISPLAY_NAME = "Code Mode (Python 3)"
 SPEC_DIR = "kernelspec"
-"""The kernelspec's directory in this package; pyproject ships it as ``share/jupyter/kernels/codemode``."""
+"""The kernelspec's directory: ``kernelspec/`` at the top of the source tree, which the wheel puts into this
+package (``codemode_kernel/kernel/kernelspec``) and ships once more as ``share/jupyter/kernels/codemode``."""
 SPEC_FILES = ("kernel.json", "logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 
 
@@ -31,12 +33,14 @@ class CodeModeKernelApp(IPKernelApp):
 
 
 def kernel_spec_files() -> dict[str, bytes]:
-    """The kernelspec as shipped (``kernel.json`` and the logos), read from the package's one copy.
+    """The kernelspec as shipped (``kernel.json`` and the logos), read from its one copy.
 
     The wheel ships the same directory as shared data, so ``pip install`` alone registers the kernel; this
     reader serves the installer, so both always agree.
     """
-    spec_dir = resources.files("codemode_kernel.kernel").joinpath(SPEC_DIR)
+    spec_dir: Traversable = resources.files("codemode_kernel.kernel").joinpath(SPEC_DIR)
+    if not spec_dir.is_dir():  # a source tree (an editable install): the top-level directory itself
+        spec_dir = Path(__file__).resolve().parents[2] / SPEC_DIR
     return {name: spec_dir.joinpath(name).read_bytes() for name in SPEC_FILES}
 
 

@@ -16,7 +16,7 @@ from ..executor import ExecutionResult
 from .history import AgentRun, CellRun
 from .render import arguments_text, call_html, code_html, error_html, status_badge, value_html
 
-__all__ = ["TRACE_MIME", "history_bundle", "result_bundle", "result_text"]
+__all__ = ["TRACE_MIME", "history_bundle", "result_bundle", "result_text", "split_volatile"]
 
 TRACE_MIME = "application/vnd.codemode.trace.v1+json"
 _REPLAYED = " (replayed from the record: no server was called)"
@@ -24,33 +24,44 @@ _CALL_VOLATILE = ("id", "started", "duration_ms", "execution_id", "result_file",
 _ARTIFACT_VOLATILE = ("id", "created", "execution_id")
 
 
+def split_volatile(
+    items: list[dict[str, Any]], *, artifacts: bool = False
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Calls (or artifacts) as (stable parts, for the data; volatile parts, for the metadata), by index."""
+    volatile = _ARTIFACT_VOLATILE if artifacts else _CALL_VOLATILE
+    stable = [{k: v for k, v in item.items() if k not in volatile} for item in items]
+    return stable, [{k: item.get(k) for k in volatile} for item in items]
+
+
 def result_bundle(
-    result: ExecutionResult, *, replayed: bool = False
+    result: ExecutionResult, *, replayed: bool = False, code: str | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The (data, metadata) pair to display for a finished execution (``replayed``: from a record)."""
+    """The (data, metadata) pair to display for a finished execution (``replayed``: from a record).
+
+    ``code``, the program as written, lets a renderer show the lines around an error.
+    """
     record = result.to_dict()
     trace = {k: v for k, v in record.items() if k not in ("execution_id", "duration_ms", "protections")}
     # The calls in the order the program made them (numbered by the worker, so parallel batches too are
     # stable from run to run); the metadata keeps, call by call in that order, when each started and its id.
-    calls = result.tool_calls
-    trace["tool_calls"] = [{k: v for k, v in c.items() if k not in _CALL_VOLATILE} for c in calls]
-    trace["artifacts"] = [
-        {k: v for k, v in a.items() if k not in _ARTIFACT_VOLATILE} for a in result.artifacts
-    ]
+    trace["tool_calls"], call_times = split_volatile(result.tool_calls)
+    trace["artifacts"], artifact_ids = split_volatile(result.artifacts, artifacts=True)
     metadata = {
         TRACE_MIME: {
             "execution_id": result.execution_id,
             "duration_ms": result.duration_ms,
             "protections": result.protections,
-            "tool_calls": [{k: c.get(k) for k in _CALL_VOLATILE} for c in calls],
-            "artifacts": [{k: a.get(k) for k in _ARTIFACT_VOLATILE} for a in result.artifacts],
+            "tool_calls": call_times,
+            "artifacts": artifact_ids,
         }
     }
+    if code is not None:
+        trace["code"] = code
     if replayed:
         trace["replayed"] = True
     data = {
         "text/plain": result_text(result, replayed=replayed),
-        "text/html": _html(result, calls, replayed=replayed),
+        "text/html": _html(result, result.tool_calls, replayed=replayed),
         TRACE_MIME: trace,
     }
     return data, metadata

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .agent_magic import AgentMagics
+from .frontend import Frontends
 from .magics import CodeModeMagics
 from .tools import KernelTools
 
@@ -24,8 +25,12 @@ def attach(shell: Any, *, close_at_exit: bool = True) -> KernelTools:
     tools = KernelTools(shell, Path.cwd())
     shell._codemode_tools = tools
     tools.start()
-    shell.register_magics(CodeModeMagics(shell, tools))
-    shell.register_magics(AgentMagics(shell, tools))
+    frontends = Frontends()  # which MIME types the frontend's extension renders (the live view's form)
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None:
+        frontends.register(kernel.comm_manager)
+    shell.register_magics(CodeModeMagics(shell, tools, frontends))
+    shell.register_magics(AgentMagics(shell, tools, frontends))
     shell.events.register("pre_run_cell", tools.before_cell)
     if close_at_exit:
         atexit.register(tools.close)

@@ -10,16 +10,41 @@ cell's other output in order.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from IPython.display import display, update_display
 
 from ..calllog import CallRecord, call_order
 from .render import call_html, code_html, status_badge
 
-__all__ = ["LiveTrace"]
+__all__ = ["LiveTrace", "LiveView", "open_live_view"]
 
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+class LiveView(Protocol):
+    """What a running cell's live view does; the ipywidgets view and the trace-MIME one both do it."""
+
+    def show(self) -> None:
+        """Display the view (once, when the program starts)."""
+
+    def tick(self) -> None:
+        """Nothing came for a moment: refresh the clock."""
+
+    def call(self, record: CallRecord) -> None:
+        """A call started or ended."""
+
+    def close(self) -> None:
+        """The program ended: remove the view (the finished record is displayed next)."""
+
+
+def open_live_view(code: str, *, timeout: float | None, trace_mime: bool) -> LiveView:
+    """The live view for this frontend: the extension's renderer when it announced it, else widgets."""
+    if trace_mime:
+        from .live_bundle import LiveTraceBundle
+
+        return LiveTraceBundle(code, timeout=timeout)
+    return LiveTrace(code, timeout=timeout)
 
 
 class LiveTrace:

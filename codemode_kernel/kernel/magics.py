@@ -18,8 +18,9 @@ from ..calllog import CallRecord
 from ..executor import ExecutionResult
 from ..executor.values import decode_value
 from ..typegen import ToolModel, render_signature
-from .display import history_bundle, result_bundle
-from .live import LiveTrace
+from .display import TRACE_MIME, history_bundle, result_bundle
+from .frontend import Frontends
+from .live import LiveView, open_live_view
 from .pump import run_reporting
 from .tools import KernelTools
 
@@ -64,11 +65,12 @@ _USAGE = (
 class CodeModeMagics(Magics):
     """The Code Mode magics, bound to one shell's KernelTools."""
 
-    def __init__(self, shell: Any, tools: KernelTools) -> None:
+    def __init__(self, shell: Any, tools: KernelTools, frontends: Frontends | None = None) -> None:
         super().__init__(shell)
         self.tools = tools
+        self.frontends = frontends or Frontends()
         self.namespace: dict[str, Any] = shell.user_ns
-        # A live widget only where a frontend can show one: a kernel, not a terminal IPython.
+        # A live view only where a frontend can show one: a kernel, not a terminal IPython.
         self._widgets = getattr(shell, "kernel", None) is not None
 
     @line_cell_magic
@@ -128,7 +130,13 @@ class CodeModeMagics(Magics):
                 )
             replay = previous.result.tool_calls
         executor = self.tools.executor()
-        live = LiveTrace(cell, timeout=args.timeout or executor.timeout) if self._widgets else None
+        live = (
+            open_live_view(
+                cell, timeout=args.timeout or executor.timeout, trace_mime=self.frontends.renders(TRACE_MIME)
+            )
+            if self._widgets
+            else None
+        )
         try:
             result = _run_streaming(
                 executor, cell, live, timeout=args.timeout, inputs=inputs, session=args.session, replay=replay
@@ -140,7 +148,7 @@ class CodeModeMagics(Magics):
         if args.out and result.ok:
             self.namespace[args.out] = decode_value(result.value) if result.value is not None else None
         if not args.quiet or not result.ok:
-            data, metadata = result_bundle(result, replayed=args.replay)
+            data, metadata = result_bundle(result, replayed=args.replay, code=cell)
             display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
         if not result.ok:
             raise CodeModeCellError(result)
@@ -190,7 +198,7 @@ class CodeModeMagics(Magics):
         print(status_text(self.tools))
 
 
-def _run_streaming(executor: Any, code: str, live: LiveTrace | None, **options: Any) -> ExecutionResult:
+def _run_streaming(executor: Any, code: str, live: LiveView | None, **options: Any) -> ExecutionResult:
     """Run the program; print its output and update the live view from this thread as they come."""
 
     def start(report: Callable[[Any], None]) -> Coroutine[Any, Any, ExecutionResult]:

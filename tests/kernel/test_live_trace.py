@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kernel_session import WIDGET_MIME, Kernel
@@ -95,3 +96,54 @@ def test_a_tool_result_carrying_markup_stays_inert(kernel: Kernel) -> None:
         if "codemode-call" in state.get("_dom_classes", ()) and "value" in state
     ]
     assert rows and all("<script>" not in row and "<img src=x" not in row for row in rows)
+
+
+def _announce_trace_renderer(kernel: Kernel) -> str:
+    """Open the comm the JupyterLab extension opens: it renders the trace MIME type."""
+    comm_id = uuid.uuid4().hex
+    content = {"comm_id": comm_id, "target_name": "codemode.frontend", "data": {"mime_types": [TRACE_MIME]}}
+    kernel.client.shell_channel.send(kernel.client.session.msg("comm_open", content))
+    return comm_id
+
+
+def test_with_the_extension_the_live_view_is_the_trace_itself_updated_in_place(kernel: Kernel) -> None:
+    comm_id = _announce_trace_renderer(kernel)
+    try:
+        reply = kernel.run(
+            "%%codemode\n"
+            "import time\n"
+            'a = get_weather(city="Oslo", unit="celsius")\n'
+            "time.sleep(0.6)\n"
+            'b = get_weather(city="Lima", unit="celsius")\n'
+            "time.sleep(0.6)\n"
+            "[a.temperature, b.temperature]"
+        )
+    finally:
+        close = {"comm_id": comm_id, "data": {}}
+        kernel.client.shell_channel.send(kernel.client.session.msg("comm_close", close))
+    assert reply.status == "ok", reply.content
+    assert not reply.of_type("comm_open"), "no widget is opened when the extension renders the trace"
+    displays = reply.of_type("display_data", "update_display_data")
+    live, record = displays[0], displays[-1]
+    display_id = live["content"]["transient"]["display_id"]
+    updates = [d for d in displays[1:-1] if d["content"]["transient"]["display_id"] == display_id]
+    running = [u["content"]["data"][TRACE_MIME] for u in [live, *updates[:-1]]]
+    assert live["content"]["data"]["text/plain"] == ""
+    assert {t["status"] for t in running} == {"running"}
+    assert all(t["code"].startswith("import time\n") for t in running)
+    # A row appeared when the first call started, then it was filled in, then the second came.
+    seen = [[(c["seq"], c["status"]) for c in t["tool_calls"]] for t in running]
+    assert [(1, "ok")] in seen and [(1, "ok"), (2, "ok")] in seen
+    assert seen.index([(1, "ok")]) < seen.index([(1, "ok"), (2, "ok")])
+    assert running[-1]["tool_calls"][0]["arguments"] == {"city": "Oslo", "unit": "celsius"}
+    # The clock ran while the program slept; the metadata carries it (and each call's start).
+    elapsed = [u["content"]["metadata"][TRACE_MIME]["duration_ms"] for u in [live, *updates[:-1]]]
+    assert elapsed == sorted(elapsed) and elapsed[-1] > 600
+    # Emptied at the end; the record follows as its own output, with the program for the error context.
+    assert updates[-1]["content"]["data"] == {"text/plain": ""}
+    final = record["content"]["data"][TRACE_MIME]
+    assert record["msg_type"] == "display_data" and final["status"] == "ok"
+    assert final["code"].endswith("[a.temperature, b.temperature]\n")
+    # After the extension's comm closed, the next cell is back to the widget view.
+    again = kernel.run('%%codemode\nget_weather(city="Oslo", unit="celsius").temperature')
+    assert WIDGET_MIME in again.of_type("display_data")[0]["content"]["data"]

@@ -21,7 +21,7 @@ from codemode_kernel.cli import main as codemode_main
 from codemode_kernel.kernel.app import DISPLAY_NAME, KERNEL_NAME, SPEC_FILES, kernel_json
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC_DIR = ROOT / "codemode_kernel" / "kernel" / "kernelspec"
+SPEC_DIR = ROOT / "kernelspec"
 LOGOS = {"logo-32x32.png": 32, "logo-64x64.png": 64}
 
 
@@ -58,7 +58,9 @@ def test_the_installer_writes_the_shipped_kernel_json_with_this_python() -> None
 def test_the_wheel_ships_the_committed_directory_as_the_kernelspec() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     shared = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
-    assert shared == {"codemode_kernel/kernel/kernelspec": f"share/jupyter/kernels/{KERNEL_NAME}"}
+    assert shared["kernelspec"] == f"share/jupyter/kernels/{KERNEL_NAME}"
+    inside = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    assert inside == {"kernelspec": "codemode_kernel/kernel/kernelspec"}  # where the installer reads it
 
 
 def test_python_m_codemode_kernel_install_prefix_writes_the_spec_and_logos(tmp_path: Path) -> None:

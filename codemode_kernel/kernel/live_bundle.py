@@ -1,0 +1,85 @@
+"""The live trace as the trace MIME type, for frontends with the extension's renderer (see frontend.py).
+
+One output, displayed when the program starts and replaced in place (``update_display_data``) as calls
+start and end, so the extension draws the running record with the same renderer as the finished one.
+Updates are throttled (a record of thousands of calls must not send thousands of copies of itself) and,
+like the ipywidgets view, the output is emptied at the end, when the finished record is displayed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from IPython.display import display, update_display
+
+from ..calllog import CallRecord, call_order
+from .display import TRACE_MIME, split_volatile
+
+__all__ = ["LiveTraceBundle"]
+
+_MIN_INTERVAL = 0.2  # seconds between two updates caused by calls
+_CLOCK_INTERVAL = 1.0  # seconds between two updates of the elapsed time alone
+
+
+class LiveTraceBundle:
+    """The running record: status ``running``, the code, the calls so far, the elapsed time."""
+
+    def __init__(self, code: str, *, timeout: float | None = None) -> None:
+        self._code = code
+        self._timeout = timeout
+        self._started = time.monotonic()
+        self._calls: dict[str, CallRecord] = {}
+        self._display_id: str | None = None
+        self._sent = 0.0
+        self._dirty = False
+
+    def bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The (data, metadata) of the record so far; ``text/plain`` empty, as the widget view's."""
+        records = sorted(self._calls.values(), key=call_order)
+        calls, times = split_volatile([record.to_json() for record in records])
+        trace = {
+            "status": "running",
+            "code": self._code,
+            "value": None,
+            "error": None,
+            "stdout": "",
+            "stderr": "",
+            "tool_calls": calls,
+            "artifacts": [],
+            "timeout_s": self._timeout,
+        }
+        elapsed_ms = (time.monotonic() - self._started) * 1000
+        metadata = {TRACE_MIME: {"duration_ms": round(elapsed_ms, 1), "tool_calls": times}}
+        return {TRACE_MIME: trace, "text/plain": ""}, metadata
+
+    def show(self) -> None:
+        """Display the running record."""
+        data, metadata = self.bundle()
+        handle = display(data, raw=True, metadata=metadata, display_id=True)  # type: ignore[no-untyped-call]
+        self._display_id = handle.display_id
+        self._sent = time.monotonic()
+
+    def call(self, record: CallRecord) -> None:
+        """A call started or ended: shown at once unless the last update was under 0.2 s ago."""
+        self._calls[record.id] = record
+        self._dirty = True
+        self._send(_MIN_INTERVAL)
+
+    def tick(self) -> None:
+        """Nothing happened for a moment: send what is pending, or the clock once a second."""
+        self._send(0.0 if self._dirty else _CLOCK_INTERVAL)
+
+    def close(self) -> None:
+        """Empty the output: the finished record is displayed next, as its own output."""
+        if self._display_id is not None:
+            update_display({"text/plain": ""}, raw=True, display_id=self._display_id)  # type: ignore[no-untyped-call]
+            self._display_id = None
+
+    def _send(self, interval: float) -> None:
+        now = time.monotonic()
+        if self._display_id is None or now - self._sent < interval:
+            return
+        data, metadata = self.bundle()
+        update_display(data, raw=True, metadata=metadata, display_id=self._display_id)  # type: ignore[no-untyped-call]
+        self._sent, self._dirty = now, False
