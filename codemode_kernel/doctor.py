@@ -17,7 +17,7 @@ from .hub import ServerStatus
 from .toolbox import Toolbox
 from .typegen import ToolModel
 
-__all__ = ["doctor"]
+__all__ = ["doctor", "fix_for"]
 
 
 def doctor(config_path: str | None) -> int:
@@ -90,7 +90,7 @@ def _describe_server(status: ServerStatus, said: _Unvalidated | None = None) -> 
     lines = [head]
     if status.error:
         lines.append(f"    problem: {status.error}")
-        lines.append(f"    fix: {_fix_for(status)}")
+        lines.append(f"    fix: {fix_for(status)}")
     if status.log_path and status.state == "failed":
         lines.append(f"    stderr log: {status.log_path}")
     if note := status.stdout_note():
@@ -135,7 +135,8 @@ def _unvalidated_tools(models: list[ToolModel]) -> dict[str, _Unvalidated]:
     return found
 
 
-def _fix_for(status: ServerStatus) -> str:
+def fix_for(status: ServerStatus) -> str:
+    """What would fix a server's failure, in a sentence (doctor, and the sidebar through the state file)."""
     error = status.error or ""
     if "command not found" in error:
         return "install the server, or give the full path of its command in the config"

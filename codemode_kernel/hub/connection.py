@@ -184,6 +184,22 @@ class ServerConnection:
             message = reconnect.lost_again_message(self.config, tool)
             raise ServerError(message, server=self.name, log_path=self.log_path_str()) from again
 
+    async def reconnect(self) -> None:
+        """Connect again now, because the user asked (``%codemode reconnect``): a stdio server is restarted.
+
+        Shares the attempt with calls that found the connection lost (``_restart_once``); the backoff of
+        a remote server that was down is dropped, as the user is asking for a try now.
+        """
+        if self._closing:
+            raise ServerError("the hub is closing", server=self.name)
+        self._retry_at = None
+        attempt = self._reconnecting
+        if attempt is None or attempt.done():
+            attempt = self._reconnecting = asyncio.create_task(
+                self._reconnect(), name=f"reconnect-{self.name}"
+            )
+        await asyncio.shield(attempt)
+
     async def ensure_connected(self, timeout: float | None = None) -> None:
         """Before a call: wait for a connection being made, make a lost remote connection again.
 

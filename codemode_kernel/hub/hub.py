@@ -289,6 +289,22 @@ class ToolHub:
         """List every ready server's tools again."""
         self._require_loop().run(self._refresh_all())
 
+    def reconnect(self, server: str) -> ServerStatus:
+        """Connect one server again now (a stdio server is restarted); returns its status afterwards.
+
+        A server still connecting is waited for first (at most its connect timeout). Its tools are listed
+        again when it is ready (``on_tools_changed``).
+
+        Raises:
+            UnknownToolError: no server of that name.
+            ServerError: it is disabled in the config, or the hub is closing.
+        """
+        conn = self._connection(server)
+        if conn.config.disabled:
+            raise ServerError('disabled in the config ("disabled": true)', server=server)
+        self._require_loop().run(self._reconnect(conn))
+        return next(status for status in self.status() if status.name == server)
+
     # -- internals --------------------------------------------------------------------------------
 
     def _require_loop(self) -> LoopThread:
@@ -316,6 +332,11 @@ class ToolHub:
     async def _refresh_all(self) -> None:
         ready = [c for c in self._connections.values() if c.state == "ready"]
         await asyncio.gather(*(c.refresh_tools() for c in ready))
+
+    async def _reconnect(self, conn: ServerConnection) -> None:
+        if conn.state == "connecting":
+            await conn.wait_settled()
+        await conn.reconnect()
 
     def _tools_changed(self, conn: ServerConnection) -> None:
         self._validators = {key: v for key, v in self._validators.items() if key[0] != conn.name}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 from IPython.display import display, update_display
 
@@ -31,7 +32,7 @@ from .display import result_bundle
 from .live import LiveView, open_live_view
 from .render import arguments_text, code_html
 
-__all__ = ["AgentView", "escape_markdown"]
+__all__ = ["AGENT_MIME", "AgentView", "answer_bundle", "escape_markdown"]
 
 AGENT_MIME = "application/vnd.codemode.agent.v1+json"
 
@@ -94,21 +95,8 @@ class AgentView:
             f"{len(result.executions)} program{'s' * (len(result.executions) != 1)}, "
             f"{usage.input_tokens} tokens in, {usage.output_tokens} out"
         )
-        answer = result.answer.strip() or "(no answer)"
-        display(  # type: ignore[no-untyped-call]
-            {
-                "text/markdown": escape_markdown(answer),
-                "text/plain": answer,
-                AGENT_MIME: {
-                    "status": result.status,
-                    "code_mode": result.code_mode,
-                    "round_trips": result.round_trips,
-                    "answer": result.answer,
-                },
-            },
-            raw=True,
-            metadata={AGENT_MIME: {"duration_ms": result.duration_ms}},
-        )
+        data, metadata = answer_bundle(result)
+        display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
         display({"text/plain": summary, "text/html": f"<small>{html.escape(summary)}</small>"}, raw=True)  # type: ignore[no-untyped-call]
 
     # -- parts --------------------------------------------------------------------------------------
@@ -163,6 +151,25 @@ class AgentView:
         if self._live is not None:
             self._live.close()
             self._live = None
+
+
+def answer_bundle(result: AgentResult) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The final answer as (data, metadata): escaped Markdown, text, and the agent MIME type.
+
+    The cell shows it, and the workspace's history keeps it (run_records.py) for the sidebar to show alike.
+    """
+    answer = result.answer.strip() or "(no answer)"
+    data = {
+        "text/markdown": escape_markdown(answer),
+        "text/plain": answer,
+        AGENT_MIME: {
+            "status": result.status,
+            "code_mode": result.code_mode,
+            "round_trips": result.round_trips,
+            "answer": result.answer,
+        },
+    }
+    return data, {AGENT_MIME: {"duration_ms": result.duration_ms}}
 
 
 def _show(text: str, html_text: str) -> None:

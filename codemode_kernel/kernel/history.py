@@ -2,18 +2,25 @@
 
 A cell is known by the id JupyterLab sends with each execution (``cellId``), so an edited cell still
 finds its previous run; failing that by its code (a console, an old frontend, or a copy of the cell).
+
+This is the kernel's memory; ``on_record`` listeners (run_records.py) also keep each run as a file in the
+workspace, so the sidebar lists it while a cell runs and after a restart.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..executor import ExecutionResult
 
-__all__ = ["AgentRun", "CellRun", "History"]
+__all__ = ["AgentRun", "CellRun", "History", "RunListener"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,10 @@ class AgentRun:
     finished_at: float = field(default_factory=time.time)
 
 
+RunListener = Callable[[CellRun | AgentRun], None]
+"""Told of each run as it is recorded (on the kernel's main thread); what it raises is only logged."""
+
+
 class History:
     """The kernel's executions, newest last; bounded so a long session cannot grow it without end."""
 
@@ -47,6 +58,18 @@ class History:
         self._runs: deque[CellRun] = deque(maxlen=limit)
         self._agent_runs: deque[AgentRun] = deque(maxlen=limit)
         self._count = 0
+        self._listeners: list[RunListener] = []
+
+    def on_record(self, listener: RunListener) -> None:
+        """Call ``listener`` with each run recorded from now on."""
+        self._listeners.append(listener)
+
+    def _tell(self, run: CellRun | AgentRun) -> None:
+        for listener in self._listeners:
+            try:
+                listener(run)
+            except Exception:  # keeping a copy must never fail the cell that ran
+                log.warning("codemode: a history listener failed for run #%d", run.number, exc_info=True)
 
     def add(
         self, cell_id: str | None, code: str, result: ExecutionResult, *, replayed: bool = False
@@ -55,6 +78,7 @@ class History:
         self._count += 1
         run = CellRun(self._count, cell_id, code, result, replayed=replayed)
         self._runs.append(run)
+        self._tell(run)
         return run
 
     def add_agent(self, model: str, request: str, result: Any) -> AgentRun:
@@ -62,6 +86,7 @@ class History:
         self._count += 1
         run = AgentRun(self._count, model, request, result)
         self._agent_runs.append(run)
+        self._tell(run)
         return run
 
     def agent_runs(self) -> list[AgentRun]:

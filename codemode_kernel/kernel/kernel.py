@@ -7,6 +7,7 @@ from typing import Any
 from ipykernel.ipkernel import IPythonKernel
 
 from .extension import attach
+from .state_file import KernelStateFile
 
 __all__ = ["CodeModeKernel"]
 
@@ -24,6 +25,7 @@ class CodeModeKernel(IPythonKernel):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]
         self.codemode_tools = attach(self.shell, close_at_exit=False)
+        self.codemode_state = _state_file(self)
 
     def do_complete(self, code: str, cursor_pos: int) -> dict[str, Any]:  # type: ignore[override]
         """Complete, with the tools in the namespace even before the first cell has run."""
@@ -41,6 +43,24 @@ class CodeModeKernel(IPythonKernel):
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
         """Stop the executor's workers and the MCP servers, then shut down as ipykernel does."""
+        if self.codemode_state is not None:
+            self.codemode_state.close()
         self.codemode_tools.close()
         reply: dict[str, Any] = super().do_shutdown(restart)  # type: ignore[no-untyped-call]
         return reply
+
+
+def _state_file(kernel: CodeModeKernel) -> KernelStateFile | None:
+    """Start the state file beside the connection file (state_file.py says why); None without one."""
+    connection_file = getattr(kernel.parent, "abs_connection_file", None)
+    if not connection_file:
+        return None
+    tools = kernel.codemode_tools
+    state = KernelStateFile(tools, connection_file)
+    tools.kernel_id = state.kernel_id
+    tools.on_change.append(state.notify)
+    try:
+        state.start()
+    except OSError as exc:  # an unwritable runtime directory costs the sidebar, never the kernel
+        kernel.log.warning("codemode: no state file for the sidebar: %s", exc)
+    return state

@@ -1,4 +1,4 @@
-"""``%%codemode`` (run a cell in the executor) and ``%codemode status | tools [QUERY]``."""
+"""``%%codemode`` (run a cell in the executor) and ``%codemode status | tools [QUERY] | ...`` (see _USAGE)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ..executor.values import decode_value
 from ..typegen import ToolModel, render_signature
 from .display import TRACE_MIME, history_bundle, result_bundle
 from .frontend import Frontends
+from .line_actions import load_artifact, reconnect_server
 from .live import LiveView, open_live_view
 from .pump import run_reporting
 from .tools import KernelTools
@@ -57,7 +58,8 @@ def _cell_parser() -> argparse.ArgumentParser:
 
 _USAGE = (
     "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]\n"
-    "%codemode status | tools [QUERY] | history [N] | artifacts | reload [--config FILE]"
+    "%codemode status | tools [QUERY] | history [N] | artifacts | reload [--config FILE]\n"
+    "%codemode reconnect NAME | load ARTIFACT NAME"
 )
 
 
@@ -100,6 +102,8 @@ class CodeModeMagics(Magics):
             %codemode history [N]         this kernel's executions (the last N) and direct tool calls
             %codemode artifacts           the artifact browser: previews, and loading one into the namespace
             %codemode reload [--config F] re-read the config (or read F) and reconnect every server
+            %codemode reconnect NAME      connect one server again (a stdio server is restarted)
+            %codemode load ARTIFACT NAME  load an artifact (by id or name) into the namespace as NAME
         """
         if cell is None:
             self._line(line)
@@ -170,6 +174,10 @@ class CodeModeMagics(Magics):
             if rest:
                 raise UsageError(f"usage: %codemode artifacts (the browser)\n{_USAGE}")
             display(self.tools.artifacts.browse())  # type: ignore[no-untyped-call]
+        elif command == "reconnect":
+            print(reconnect_server(self.tools, rest))
+        elif command == "load":
+            print(load_artifact(self.tools, self.namespace, rest))
         else:
             raise UsageError(f"unknown subcommand {command!r}\nusage: {_USAGE}")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,12 @@ from ..config import CodeModeSettings, load_config
 from ..errors import CodeModeError, ConfigError, UntrustedConfigError
 from ..executor import Executor
 from ..executor.references import await_servers_named, waiting_for
+from ..hub import ServerStatus
 from ..llm import ChatModel
 from ..toolbox import Toolbox
 from .artifacts_view import KernelArtifacts
 from .history import History
+from .run_records import RunRecorder
 
 __all__ = ["KernelTools", "ToolsUnavailable"]
 
@@ -53,7 +56,12 @@ class KernelTools:
         self.agent_model: ChatModel | None = None
         """The model of the ``%%agent`` request running now: its programs' ``llm()`` asks it too."""
         self._reported = False
+        self.kernel_id: str | None = None
+        """The Jupyter kernel id (from the connection file's name), for the run records; None in IPython."""
         self.history = History()
+        self.history.on_record(RunRecorder(lambda: self.workspace, lambda: self.kernel_id))
+        self.on_change: list[Callable[[], None]] = []
+        """Called after a reload or reconnect, so the kernel's state file is rewritten at once."""
         self.artifacts = KernelArtifacts(self.artifact_store, shell.user_ns)
         """The ``artifacts`` object of the namespace."""
         self.cell_id: str | None = None
@@ -137,6 +145,11 @@ class KernelTools:
         )
         return turn.text
 
+    @property
+    def workspace(self) -> Path:
+        """Where ``.codemode/`` is (artifacts, history): the config's workspace, else the start directory."""
+        return Path(self.toolbox.config.workspace) if self.toolbox is not None else self.cwd
+
     def artifact_store(self) -> ArtifactStore:
         """The workspace's store: the executor's once the tools are up (one connection for both)."""
         if self._executor is not None:
@@ -187,6 +200,28 @@ class KernelTools:
         self.start()
         self.wait()
         self.place()
+        self._changed()
+
+    def reconnect(self, server: str) -> ServerStatus:
+        """Connect one server again now (a stdio server is restarted) and place its tools; its status after.
+
+        Raises:
+            ToolsUnavailable: the tools could not start at all (the config), so there is nothing to reconnect.
+            UnknownToolError: no server of that name; ServerError: it is disabled.
+        """
+        self.wait()
+        if self.toolbox is None:
+            raise ToolsUnavailable(self.problem or "no tools")
+        try:
+            status = self.toolbox.hub.reconnect(server)  # its tools are rebuilt when it is ready
+        finally:
+            self._changed()
+        self.place()
+        return status
+
+    def _changed(self) -> None:
+        for listener in self.on_change:
+            listener()
 
     # -- the namespace ----------------------------------------------------------------------------
 

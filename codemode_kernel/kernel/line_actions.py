@@ -1,0 +1,61 @@
+"""``%codemode reconnect NAME`` and ``%codemode load ARTIFACT NAME``: the sidebar's actions, as magics.
+
+The JupyterLab sidebar runs them as silent executions, and people can type them: each prints one plain
+line saying what happened, and a mistake is a UsageError that says what to type instead.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..errors import ArtifactNotFoundError, CodeModeError, ServerError, UnknownToolError
+from .tools import KernelTools, ToolsUnavailable
+
+__all__ = ["load_artifact", "reconnect_server"]
+
+RECONNECT_USAGE = "%codemode reconnect NAME (a server of %codemode status)"
+LOAD_USAGE = "%codemode load ARTIFACT NAME (an artifact's id or name, and a Python name to bind it to)"
+
+
+def reconnect_server(tools: KernelTools, words: list[str]) -> str:
+    """Connect the named server again and say how it went (state, tools, or the error and its fix)."""
+    from ..doctor import fix_for
+
+    if len(words) != 1:
+        raise UsageError(f"usage: {RECONNECT_USAGE}")
+    name = words[0]
+    try:
+        status = tools.reconnect(name)
+    except UnknownToolError as exc:
+        raise UsageError(f"%codemode reconnect: {exc}") from None
+    except (ServerError, ToolsUnavailable) as exc:
+        raise UsageError(f"%codemode reconnect {name}: {exc}") from None
+    if status.state == "ready":
+        count = f"{status.tools} tool{'s' * (status.tools != 1)}"
+        return f"{name} [{status.transport}]: connected again, ready, {count}"
+    text = f"{name} [{status.transport}]: {status.state}"
+    if status.error:
+        text += f"\n  problem: {status.error}\n  fix: {fix_for(status)}"
+    return text
+
+
+def load_artifact(tools: KernelTools, namespace: dict[str, Any], words: list[str]) -> str:
+    """Load an artifact (by id, or the newest with that name) into the namespace under a Python name."""
+    if len(words) != 2:
+        raise UsageError(f"usage: {LOAD_USAGE}")
+    key, name = words
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise UsageError(f"%codemode load: {name!r} is not a Python name to bind it to\nusage: {LOAD_USAGE}")
+    try:
+        artifact = tools.artifacts.get(key)
+        value = tools.artifacts.load(artifact.id)
+    except ArtifactNotFoundError as exc:
+        raise UsageError(f"%codemode load: {exc}") from None
+    except CodeModeError as exc:  # a damaged store: say which file
+        raise UsageError(f"%codemode load {key}: {exc}") from None
+    namespace[name] = value
+    label = f"{artifact.name!r} ({artifact.id})" if artifact.name else artifact.id
+    return f"loaded {label}, {artifact.type}, as {name} ({type(value).__name__})"
