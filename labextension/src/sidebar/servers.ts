@@ -1,0 +1,51 @@
+/** The Servers section: each MCP server's state, tool count, error and fix, and a Reconnect button. */
+import { Widget } from '@lumino/widgets';
+
+import type { IServerInfo } from './api';
+import { button, clip, el } from './dom';
+
+/** States with a colour of their own; any other state gets the neutral dot. */
+const KNOWN_STATES = new Set(['ready', 'connecting', 'failed', 'disabled', 'closed']);
+
+/** What the Servers section needs from the sidebar. */
+export interface IServersViewOptions {
+  onReconnect: (server: string) => void;
+}
+
+/** Lists the servers of the kernel's state. */
+export class ServersView extends Widget {
+  constructor(private readonly _options: IServersViewOptions) {
+    super();
+    this.addClass('jp-codemode-sidebar-section');
+    this.addClass('jp-codemode-sidebar-servers');
+    this.title.label = 'Servers';
+    this.setServers([]);
+  }
+
+  /** Shows `servers` (replacing what was shown). */
+  setServers(servers: IServerInfo[]): void {
+    const list = el('ul', { cls: 'list', attrs: { 'aria-label': 'MCP servers' } });
+    for (const server of servers) {
+      list.appendChild(this._row(server));
+    }
+    this.node.replaceChildren(
+      servers.length ? list : el('p', { cls: 'empty', text: 'No MCP servers are configured.' })
+    );
+  }
+
+  private _row(server: IServerInfo): HTMLElement {
+    const state = KNOWN_STATES.has(server.state) ? server.state : 'other';
+    const tools = `${server.toolCount} tool${server.toolCount === 1 ? '' : 's'}`;
+    return el('li', { cls: ['server', `server-${state}`] }, [
+      el('div', { cls: 'server-head' }, [
+        el('span', { cls: ['dot', `dot-${state}`], attrs: { 'aria-hidden': 'true' } }),
+        el('span', { cls: 'server-name', text: clip(server.name, 200), title: server.name }),
+        el('span', { cls: 'server-state', text: clip(server.state, 40) }),
+        button('Reconnect', () => this._options.onReconnect(server.name), 'reconnect')
+      ]),
+      el('div', { cls: 'server-meta', text: [server.transport, tools].filter(Boolean).join(' · ') }),
+      server.error ? el('div', { cls: 'server-error', text: clip(server.error) }) : null,
+      server.fix ? el('div', { cls: 'server-fix', text: `Fix: ${clip(server.fix)}` }) : null
+    ]);
+  }
+}
