@@ -1,0 +1,27 @@
+/**
+ * Status badges: green for ok, amber while running, red for every kind of failure.
+ */
+
+import { h } from './dom';
+import { clip } from './format';
+
+const RUNNING = new Set(['running', 'pending']);
+
+/** `ok`, `running` or `failed`: the colour class of a call's or a run's status. */
+export function statusCategory(status: string): 'ok' | 'running' | 'failed' {
+  if (status === 'ok') {
+    return 'ok';
+  }
+  return RUNNING.has(status) ? 'running' : 'failed';
+}
+
+const MARKS = { ok: '✓', running: '…', failed: '✗' };
+
+/** A badge with a mark and the status word (the word as text, whatever it is). */
+export function statusBadge(status: string): HTMLElement {
+  const category = statusCategory(status);
+  const word = clip(status, 40);
+  const node = h('span', `badge badge-${category}`, `${MARKS[category]} ${word}`);
+  node.setAttribute('data-status', word);
+  return node;
+}

@@ -1,0 +1,420 @@
+/**
+ * The tool calls: a filter bar, a virtualized list of fixed-height rows, and a detail pane.
+ *
+ * Only the rows in view (plus a few either side) exist in the DOM, absolutely placed in a spacer as
+ * tall as the whole list, so a record of 10,000 calls costs about twenty rows. Opening a row shows the
+ * call's arguments and result in the detail pane under the list instead of growing the row: every row
+ * keeps one height, so the arithmetic of the list stays trivial. Rows, open calls, the filter and the
+ * scroll position live in this object and survive `update`, which the live view calls as calls start
+ * and end; a row or a detail is rebuilt only when what it shows has changed.
+ */
+
+import { statusBadge } from './badge';
+import { appendMarked, button, clear, h } from './dom';
+import { argumentsSummary, formatDuration, plural } from './format';
+import { jsonView } from './json';
+import { ICall, ITraceHooks, toJson } from './model';
+import { resultNode } from './result';
+
+/** The height of a row, in pixels (the CSS gives rows the same). */
+export const ROW_HEIGHT = 26;
+/** Rows visible at once before the list scrolls. */
+export const MAX_VISIBLE_ROWS = 12;
+/** Rows built beyond each edge of the view. */
+export const OVERSCAN = 8;
+
+interface IBuilt {
+  node: HTMLElement;
+  signature: string;
+}
+
+function progressFraction(call: ICall): number | null {
+  const p = call.progress;
+  if (!p || p.total === null || p.total <= 0) {
+    return null;
+  }
+  return Math.max(0, Math.min(1, p.progress / p.total));
+}
+
+function progressBar(call: ICall): HTMLElement {
+  const bar = h('span', 'progress');
+  const fill = h('span', 'progress-fill');
+  const fraction = progressFraction(call);
+  if (fraction === null) {
+    bar.classList.add('jp-codemode-progress-indeterminate');
+  } else {
+    fill.style.width = `${(fraction * 100).toFixed(1)}%`;
+  }
+  bar.appendChild(fill);
+  const p = call.progress;
+  if (p) {
+    const total = p.total === null ? '' : ` of ${p.total}`;
+    bar.title = `${p.progress}${total}${p.message ? `: ${p.message}` : ''}`;
+  }
+  return bar;
+}
+
+/** Whether `call` passes the tool text (matched against `server.tool`) and the status choice. */
+export function matches(call: ICall, tool: string, status: string): boolean {
+  if (status && call.status !== status) {
+    return false;
+  }
+  if (!tool) {
+    return true;
+  }
+  return `${call.server}.${call.tool}`.toLowerCase().includes(tool.toLowerCase());
+}
+
+/** The list of calls with its filter and detail pane. */
+export class CallList {
+  /** The whole section. */
+  readonly node: HTMLElement;
+  private _hooks: ITraceHooks;
+  private _calls: ICall[] = [];
+  private _shown: ICall[] = [];
+  private _open = new Set<string>();
+  private _rows = new Map<string, IBuilt>();
+  private _details = new Map<string, IBuilt>();
+  private _toolFilter = '';
+  private _statusFilter = '';
+  private _statusKey = '';
+  private _count: HTMLElement;
+  private _toolInput: HTMLInputElement;
+  private _statusSelect: HTMLSelectElement;
+  private _viewport: HTMLElement;
+  private _spacer: HTMLElement;
+  private _empty: HTMLElement;
+  private _detail: HTMLElement;
+  private _onScroll = (): void => this._renderRows();
+
+  constructor(hooks: ITraceHooks = {}) {
+    this._hooks = hooks;
+    this.node = h('div', 'calls');
+    const bar = h('div', 'calls-bar');
+    this._count = h('span', 'calls-count');
+    this._toolInput = h('input', 'calls-filter-tool');
+    this._toolInput.type = 'search';
+    this._toolInput.placeholder = 'filter by tool';
+    this._toolInput.setAttribute('aria-label', 'filter the calls by tool or server');
+    this._toolInput.addEventListener('input', () => {
+      this._toolFilter = this._toolInput.value.trim();
+      this._refresh();
+    });
+    this._statusSelect = h('select', 'calls-filter-status');
+    this._statusSelect.setAttribute('aria-label', 'filter the calls by status');
+    this._statusSelect.addEventListener('change', () => {
+      this._statusFilter = this._statusSelect.value;
+      this._refresh();
+    });
+    bar.append(this._count, this._toolInput, this._statusSelect);
+    this._viewport = h('div', 'calls-viewport');
+    this._viewport.setAttribute('role', 'list');
+    this._spacer = h('div', 'calls-spacer');
+    this._viewport.appendChild(this._spacer);
+    this._viewport.addEventListener('scroll', this._onScroll);
+    this._empty = h('div', 'muted calls-empty', 'no call matches the filter');
+    this._detail = h('div', 'calls-detail');
+    this.node.append(bar, this._viewport, this._empty, this._detail);
+  }
+
+  /** The calls now shown (after the filter), in order. */
+  get shown(): readonly ICall[] {
+    return this._shown;
+  }
+
+  /** Keys of the open calls. */
+  get openKeys(): ReadonlySet<string> {
+    return this._open;
+  }
+
+  /**
+   * Show `calls` (in program order), keeping what is open, the filter and the scroll position;
+   * `live`: the run is going on, and a list scrolled to its end follows new calls.
+   */
+  update(calls: ICall[], live = false): void {
+    const before = this._shown.length;
+    const follow = live && before > 0 && this._atBottom();
+    this._calls = calls;
+    this._updateStatusOptions();
+    this._refresh();
+    if (follow && this._shown.length > before && this._shown.length > MAX_VISIBLE_ROWS) {
+      // Following the end of a growing list, as a log view does.
+      this._viewport.scrollTop = this._shown.length * ROW_HEIGHT;
+      this._renderRows();
+    }
+  }
+
+  /** Open or close the call with `key`. */
+  toggle(key: string): void {
+    if (this._open.has(key)) {
+      this._open.delete(key);
+    } else {
+      this._open.add(key);
+    }
+    this._renderRows();
+    this._renderDetails();
+  }
+
+  /** Remove the listeners. */
+  dispose(): void {
+    this._viewport.removeEventListener('scroll', this._onScroll);
+  }
+
+  private _atBottom(): boolean {
+    const total = this._shown.length * ROW_HEIGHT;
+    return this._viewport.scrollTop + this._viewportHeight() >= total - ROW_HEIGHT;
+  }
+
+  private _viewportHeight(): number {
+    return (
+      this._viewport.clientHeight || Math.min(this._shown.length, MAX_VISIBLE_ROWS) * ROW_HEIGHT
+    );
+  }
+
+  private _refresh(): void {
+    const tool = this._toolFilter;
+    const status = this._statusFilter;
+    this._shown = tool || status ? this._calls.filter(c => matches(c, tool, status)) : this._calls;
+    const total = this._calls.length;
+    const shown = this._shown.length;
+    this._count.textContent =
+      shown === total ? plural(total, 'tool call') : `${shown} of ${plural(total, 'tool call')}`;
+    this._spacer.style.height = `${shown * ROW_HEIGHT}px`;
+    this._viewport.style.height = `${Math.min(shown, MAX_VISIBLE_ROWS) * ROW_HEIGHT}px`;
+    this._empty.hidden = shown > 0 || total === 0;
+    this._renderRows();
+    this._renderDetails();
+  }
+
+  private _updateStatusOptions(): void {
+    const counts = new Map<string, number>();
+    for (const call of this._calls) {
+      counts.set(call.status, (counts.get(call.status) ?? 0) + 1);
+    }
+    if (this._statusFilter && !counts.has(this._statusFilter)) {
+      counts.set(this._statusFilter, 0);
+    }
+    const entries = [...counts.entries()].sort((a, b) => a[0].localeCompare(b[0]));
+    const key = toJson(entries);
+    if (key === this._statusKey) {
+      return;
+    }
+    this._statusKey = key;
+    clear(this._statusSelect);
+    const all = h('option', '', 'all statuses');
+    all.value = '';
+    this._statusSelect.appendChild(all);
+    for (const [status, count] of entries) {
+      const option = h('option', '', `${status} (${count})`);
+      option.value = status;
+      this._statusSelect.appendChild(option);
+    }
+    this._statusSelect.value = this._statusFilter;
+  }
+
+  private _renderRows(): void {
+    const shown = this._shown;
+    const top = this._viewport.scrollTop;
+    const height = this._viewportHeight();
+    const start = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
+    const end = Math.min(shown.length, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
+    const wanted = new Set<string>();
+    for (let i = start; i < end; i++) {
+      const call = shown[i];
+      wanted.add(call.key);
+      const signature = this._rowSignature(call, i);
+      const built = this._rows.get(call.key);
+      if (built && built.signature === signature) {
+        continue;
+      }
+      const node = this._buildRow(call, i);
+      if (built) {
+        this._spacer.replaceChild(node, built.node);
+      } else {
+        this._spacer.appendChild(node);
+      }
+      this._rows.set(call.key, { node, signature });
+    }
+    for (const [key, built] of this._rows) {
+      if (!wanted.has(key)) {
+        built.node.remove();
+        this._rows.delete(key);
+      }
+    }
+  }
+
+  private _rowSignature(call: ICall, position: number): string {
+    const p = call.progress;
+    return [
+      position,
+      this._open.has(call.key) ? 1 : 0,
+      call.status,
+      call.durationMs,
+      p ? `${p.progress}/${p.total}/${p.message}` : '',
+      call.seq,
+      call.index
+    ].join('|');
+  }
+
+  private _buildRow(call: ICall, position: number): HTMLElement {
+    const open = this._open.has(call.key);
+    const row = h('div', open ? 'call-row call-row-open' : 'call-row');
+    row.setAttribute('role', 'listitem');
+    row.setAttribute('aria-expanded', String(open));
+    row.setAttribute('data-key', call.key);
+    row.tabIndex = 0;
+    row.style.top = `${position * ROW_HEIGHT}px`;
+    row.style.height = `${ROW_HEIGHT}px`;
+    row.appendChild(h('span', 'call-toggle', open ? '▾' : '▸'));
+    row.appendChild(h('span', 'call-seq', call.seq === null ? '' : `#${call.seq}`));
+    const name = h('span', 'call-name');
+    appendMarked(name, call.tool || '(no tool)');
+    const args = h('span', 'call-args');
+    appendMarked(args, `(${argumentsSummary(call.arguments)})`);
+    name.appendChild(args);
+    row.appendChild(name);
+    const server = h('span', 'call-server');
+    appendMarked(server, call.server);
+    row.appendChild(server);
+    const status = h('span', 'call-status');
+    status.appendChild(statusBadge(call.status));
+    if (call.progress) {
+      status.appendChild(progressBar(call));
+    }
+    row.appendChild(status);
+    row.appendChild(h('span', 'call-duration', formatDuration(call.durationMs)));
+    row.addEventListener('click', () => this.toggle(call.key));
+    row.addEventListener('keydown', event => {
+      if (event.key === 'Enter' || event.key === ' ') {
+        event.preventDefault();
+        this.toggle(call.key);
+      }
+    });
+    return row;
+  }
+
+  private _renderDetails(): void {
+    const open = this._shown.filter(c => this._open.has(c.key));
+    const wanted = new Set(open.map(c => c.key));
+    for (const [key, built] of this._details) {
+      if (!wanted.has(key)) {
+        built.node.remove();
+        this._details.delete(key);
+      }
+    }
+    let previous: HTMLElement | null = null;
+    for (const call of open) {
+      const signature = this._detailSignature(call);
+      let built = this._details.get(call.key);
+      if (!built || built.signature !== signature) {
+        const node = this._buildDetail(call);
+        if (built) {
+          built.node.replaceWith(node);
+        }
+        built = { node, signature };
+        this._details.set(call.key, built);
+      }
+      // Keep the pane in program order.
+      const expected: ChildNode | null = previous ? previous.nextSibling : this._detail.firstChild;
+      if (expected !== built.node) {
+        this._detail.insertBefore(built.node, expected);
+      }
+      previous = built.node;
+    }
+  }
+
+  private _detailSignature(call: ICall): string {
+    const p = call.progress;
+    return [
+      call.status,
+      call.durationMs,
+      p ? `${p.progress}/${p.total}/${p.message}` : '',
+      call.result === undefined ? 0 : 1,
+      call.error,
+      call.warnings.length,
+      call.artifactId
+    ].join('|');
+  }
+
+  private _buildDetail(call: ICall): HTMLElement {
+    const node = h('div', 'call-detail');
+    node.setAttribute('data-key', call.key);
+    const head = h('div', 'call-detail-head');
+    if (call.seq !== null) {
+      head.appendChild(h('span', 'call-seq', `#${call.seq}`));
+    }
+    const name = h('span', 'call-detail-name');
+    appendMarked(name, call.tool || '(no tool)');
+    head.appendChild(name);
+    const server = h('span', 'call-server');
+    appendMarked(server, call.server);
+    head.appendChild(server);
+    head.appendChild(statusBadge(call.status));
+    head.appendChild(h('span', 'call-duration', formatDuration(call.durationMs)));
+    const note = h('span', 'muted copy-note');
+    head.appendChild(
+      button('copy arguments', 'copy', 'copy the arguments as JSON', () => {
+        void copyText(toJson(call.arguments ?? {}, 2), note);
+      })
+    );
+    head.appendChild(note);
+    head.appendChild(button('close', 'close', 'close this call', () => this.toggle(call.key)));
+    node.appendChild(head);
+
+    node.appendChild(h('div', 'label', 'arguments'));
+    node.appendChild(jsonView(call.arguments ?? {}));
+    if (call.progress) {
+      const progress = h('div', 'call-progress');
+      progress.appendChild(progressBar(call));
+      const p = call.progress;
+      const total = p.total === null ? '' : ` of ${p.total}`;
+      progress.appendChild(
+        h('span', 'muted', ` ${p.progress}${total}${p.message ? `: ${p.message}` : ''}`)
+      );
+      node.appendChild(progress);
+    }
+    if (call.error) {
+      node.appendChild(h('pre', 'pre call-error', call.error));
+    }
+    if (call.artifactId) {
+      const stored = h('div', 'stored');
+      stored.appendChild(
+        h('span', 'muted', 'the whole result is stored as an artifact; a preview follows ')
+      );
+      const openArtifact = this._hooks.openArtifact;
+      const link = button(call.artifactId, 'artifact-link', 'open the artifact', () =>
+        openArtifact?.({ id: call.artifactId })
+      );
+      link.disabled = !openArtifact;
+      stored.appendChild(link);
+      node.appendChild(stored);
+    }
+    if (call.result !== undefined) {
+      node.appendChild(h('div', 'label', 'result'));
+      node.appendChild(resultNode(call.result));
+    } else if (call.status === 'running') {
+      node.appendChild(h('div', 'muted', 'no result yet'));
+    }
+    for (const warning of call.warnings) {
+      node.appendChild(h('div', 'warning', `warning: ${warning}`));
+    }
+    return node;
+  }
+}
+
+/** Put `text` on the clipboard and say how it went in `note` (some pages have no clipboard). */
+export async function copyText(text: string, note: HTMLElement): Promise<boolean> {
+  const clipboard = typeof navigator === 'undefined' ? undefined : navigator.clipboard;
+  if (!clipboard || typeof clipboard.writeText !== 'function') {
+    note.textContent = 'no clipboard here: select the arguments to copy them';
+    return false;
+  }
+  try {
+    await clipboard.writeText(text);
+    note.textContent = 'copied';
+    return true;
+  } catch {
+    note.textContent = 'could not copy (the browser refused)';
+    return false;
+  }
+}

@@ -1,0 +1,265 @@
+/**
+ * The trace record as the renderer uses it, read defensively from an output's data and metadata.
+ *
+ * Notebooks are edited by hand and by other tools, so any field may be missing or of the wrong type:
+ * `parseTrace` never throws and keeps whatever is usable. The kernel keeps run-to-run stable fields in
+ * the data and the volatile ones (ids, timings) in the metadata, call by call in the same index order;
+ * here they are joined again.
+ */
+
+/** The MIME type of a codemode trace. */
+export const TRACE_MIME = 'application/vnd.codemode.trace.v1+json';
+
+/** A tool's progress report. */
+export interface IProgress {
+  progress: number;
+  total: number | null;
+  message: string;
+}
+
+/** One tool call, data and metadata joined. */
+export interface ICall {
+  /** Identifies the call across live updates (its seq, else its id, else its index). */
+  key: string;
+  /** Its index in the record's list. */
+  index: number;
+  seq: number | null;
+  server: string;
+  tool: string;
+  arguments: unknown;
+  status: string;
+  /** The CallToolResult in wire form, an artifact preview (`{preview, bytes}`), or undefined. */
+  result: unknown;
+  error: string;
+  warnings: string[];
+  progress: IProgress | null;
+  durationMs: number | null;
+  id: string;
+  artifactId: string;
+  started: number | null;
+}
+
+/** A stored artifact. */
+export interface IArtifact {
+  id: string;
+  name: string;
+  type: string;
+  description: string;
+  size: number | null;
+  sha256: string;
+  created: string;
+}
+
+/** The program's error. */
+export interface ITraceError {
+  type: string;
+  message: string;
+  line: number | null;
+  column: number | null;
+  sourceLine: string;
+  traceback: string;
+}
+
+/** A call still in flight when the run ended. */
+export interface IPendingCall {
+  server: string;
+  tool: string;
+  arguments: unknown;
+}
+
+/** A whole trace. */
+export interface ITrace {
+  /** False when the data was not a trace object at all. */
+  valid: boolean;
+  status: string;
+  code: string;
+  value: Record<string, unknown> | null;
+  error: ITraceError | null;
+  stdout: string;
+  stderr: string;
+  outputTruncated: boolean;
+  calls: ICall[];
+  artifacts: IArtifact[];
+  pendingCalls: IPendingCall[];
+  timeoutS: number | null;
+  replayed: boolean;
+  executionId: string;
+  durationMs: number | null;
+  protections: string[];
+}
+
+/** `value` as a plain object, or null. */
+export function asObject(value: unknown): Record<string, unknown> | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+/** `value` as a list (an empty one when it is not). */
+export function asList(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** `value` as text: strings as they are, numbers and booleans written out, anything else as JSON. */
+export function asText(value: unknown): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  if (value === null || value === undefined) {
+    return '';
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') {
+    return String(value);
+  }
+  return toJson(value);
+}
+
+/** `value` as a finite number, or null. */
+export function asNumber(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/** JSON text of `value`, never throwing (cycles and BigInts come out as a note). */
+export function toJson(value: unknown, indent?: number): string {
+  try {
+    const text = JSON.stringify(value, null, indent);
+    return text === undefined ? String(value) : text;
+  } catch {
+    return '(not JSON)';
+  }
+}
+
+/** A trace object from an output's data (the MIME value, or a whole bundle holding it). */
+function unwrap(value: unknown): Record<string, unknown> | null {
+  const obj = asObject(value);
+  if (obj && TRACE_MIME in obj && !('status' in obj) && !('tool_calls' in obj)) {
+    return asObject(obj[TRACE_MIME]);
+  }
+  return obj;
+}
+
+function parseProgress(value: unknown): IProgress | null {
+  const obj = asObject(value);
+  const progress = obj ? asNumber(obj.progress) : null;
+  if (!obj || progress === null) {
+    return null;
+  }
+  return { progress, total: asNumber(obj.total), message: asText(obj.message) };
+}
+
+function parseCall(value: unknown, meta: unknown, index: number): ICall {
+  const call = asObject(value) ?? {};
+  const extra = asObject(meta) ?? {};
+  const seq = asNumber(call.seq);
+  const id = asText(extra.id);
+  return {
+    key: seq !== null ? `s${seq}` : id ? `i${id}` : `x${index}`,
+    index,
+    seq,
+    server: asText(call.server),
+    tool: asText(call.tool),
+    arguments: call.arguments,
+    status: asText(call.status) || 'unknown',
+    result: call.result === null ? undefined : call.result,
+    error: asText(call.error),
+    warnings: asList(call.warnings).map(asText),
+    progress: parseProgress(call.progress),
+    durationMs: asNumber(extra.duration_ms),
+    id,
+    artifactId: asText(extra.artifact_id),
+    started: asNumber(extra.started)
+  };
+}
+
+/** The calls in the order the program made them: by seq, unnumbered ones last in record order. */
+export function sortCalls(calls: ICall[]): ICall[] {
+  return calls.slice().sort((a, b) => {
+    if (a.seq !== null && b.seq !== null) {
+      return a.seq - b.seq || a.index - b.index;
+    }
+    if (a.seq !== null) {
+      return -1;
+    }
+    if (b.seq !== null) {
+      return 1;
+    }
+    return a.index - b.index;
+  });
+}
+
+function parseError(value: unknown): ITraceError | null {
+  const error = asObject(value);
+  if (!error) {
+    return null;
+  }
+  return {
+    type: asText(error.type) || 'Error',
+    message: asText(error.message),
+    line: asNumber(error.line),
+    column: asNumber(error.column),
+    sourceLine: asText(error.source_line),
+    traceback: asText(error.traceback)
+  };
+}
+
+function parseArtifact(value: unknown, meta: unknown): IArtifact {
+  const artifact = asObject(value) ?? {};
+  const extra = asObject(meta) ?? {};
+  return {
+    id: asText(extra.id),
+    name: asText(artifact.name),
+    type: asText(artifact.type),
+    description: asText(artifact.description),
+    size: asNumber(artifact.size),
+    sha256: asText(artifact.sha256),
+    created: asText(extra.created)
+  };
+}
+
+/** Read a trace from an output's data and metadata (either may be anything). */
+export function parseTrace(data: unknown, metadata?: unknown): ITrace {
+  const trace = unwrap(data);
+  const meta = unwrap(metadata) ?? {};
+  const record = trace ?? {};
+  const metaCalls = asList(meta.tool_calls);
+  const metaArtifacts = asList(meta.artifacts);
+  const calls = asList(record.tool_calls).map((c, i) => parseCall(c, metaCalls[i], i));
+  const keys = new Set<string>();
+  for (const call of calls) {
+    if (keys.has(call.key)) {
+      call.key = `${call.key}#${call.index}`; // a repeated seq in an edited record
+    }
+    keys.add(call.key);
+  }
+  return {
+    valid: trace !== null,
+    status: asText(record.status) || 'unknown',
+    code: asText(record.code),
+    value: asObject(record.value),
+    error: parseError(record.error),
+    stdout: asText(record.stdout),
+    stderr: asText(record.stderr),
+    outputTruncated: record.output_truncated === true,
+    calls: sortCalls(calls),
+    artifacts: asList(record.artifacts).map((a, i) => parseArtifact(a, metaArtifacts[i])),
+    pendingCalls: asList(record.pending_calls).map(p => {
+      const call = asObject(p) ?? {};
+      return {
+        server: asText(call.server),
+        tool: asText(call.tool),
+        arguments: call.arguments
+      };
+    }),
+    timeoutS: asNumber(record.timeout_s),
+    replayed: record.replayed === true,
+    executionId: asText(meta.execution_id),
+    durationMs: asNumber(meta.duration_ms),
+    protections: asList(meta.protections).map(asText)
+  };
+}
+
+/** What the page around the renderer offers it (the plugin passes the sidebar's "open artifact"). */
+export interface ITraceHooks {
+  /** Open a stored artifact (by its id when known, else by name), e.g. in the Code Mode sidebar. */
+  openArtifact?: (ref: { id?: string; name?: string }) => void;
+}
