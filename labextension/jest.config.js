@@ -3,10 +3,17 @@ const jestJupyterLab = require('@jupyterlab/testutils/lib/jest-config');
 // Packages shipped as ES modules that jest must transform.
 const esModules = [
   '@codemirror',
+  '@jupyter/react-components',
+  '@jupyter/web-components',
   '@jupyter/ydoc',
   '@jupyterlab/',
   '@lumino/',
+  '@marijn',
+  '@microsoft',
+  'color',
+  'exenv-es6',
   'lib0',
+  'marked',
   'nanoid',
   'vscode-ws-jsonrpc',
   'y-protocols',

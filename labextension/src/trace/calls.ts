@@ -11,10 +11,11 @@
 
 import { statusBadge } from './badge';
 import { appendMarked, button, clear, h } from './dom';
-import { argumentsSummary, formatDuration, plural } from './format';
+import { argumentsSummary, clip, formatDuration, plural } from './format';
 import { jsonView } from './json';
 import { ICall, ITraceHooks, toJson } from './model';
 import { resultNode } from './result';
+import { TEXT_LIMIT, textBlock } from './text';
 
 /** The height of a row, in pixels (the CSS gives rows the same). */
 export const ROW_HEIGHT = 26;
@@ -22,6 +23,8 @@ export const ROW_HEIGHT = 26;
 export const MAX_VISIBLE_ROWS = 12;
 /** Rows built beyond each edge of the view. */
 export const OVERSCAN = 8;
+const NAME_CHARS = 200;
+const DETAIL_NAME_CHARS = 1000;
 
 interface IBuilt {
   node: HTMLElement;
@@ -49,7 +52,7 @@ function progressBar(call: ICall): HTMLElement {
   const p = call.progress;
   if (p) {
     const total = p.total === null ? '' : ` of ${p.total}`;
-    bar.title = `${p.progress}${total}${p.message ? `: ${p.message}` : ''}`;
+    bar.title = `${p.progress}${total}${p.message ? `: ${clip(p.message, 200)}` : ''}`;
   }
   return bar;
 }
@@ -268,13 +271,13 @@ export class CallList {
     row.appendChild(h('span', 'call-toggle', open ? '▾' : '▸'));
     row.appendChild(h('span', 'call-seq', call.seq === null ? '' : `#${call.seq}`));
     const name = h('span', 'call-name');
-    appendMarked(name, call.tool || '(no tool)');
+    appendMarked(name, clip(call.tool, NAME_CHARS) || '(no tool)');
     const args = h('span', 'call-args');
     appendMarked(args, `(${argumentsSummary(call.arguments)})`);
     name.appendChild(args);
     row.appendChild(name);
     const server = h('span', 'call-server');
-    appendMarked(server, call.server);
+    appendMarked(server, clip(call.server, NAME_CHARS));
     row.appendChild(server);
     const status = h('span', 'call-status');
     status.appendChild(statusBadge(call.status));
@@ -344,10 +347,10 @@ export class CallList {
       head.appendChild(h('span', 'call-seq', `#${call.seq}`));
     }
     const name = h('span', 'call-detail-name');
-    appendMarked(name, call.tool || '(no tool)');
+    appendMarked(name, clip(call.tool, DETAIL_NAME_CHARS) || '(no tool)');
     head.appendChild(name);
     const server = h('span', 'call-server');
-    appendMarked(server, call.server);
+    appendMarked(server, clip(call.server, DETAIL_NAME_CHARS));
     head.appendChild(server);
     head.appendChild(statusBadge(call.status));
     head.appendChild(h('span', 'call-duration', formatDuration(call.durationMs)));
@@ -369,12 +372,12 @@ export class CallList {
       const p = call.progress;
       const total = p.total === null ? '' : ` of ${p.total}`;
       progress.appendChild(
-        h('span', 'muted', ` ${p.progress}${total}${p.message ? `: ${p.message}` : ''}`)
+        h('span', 'muted', ` ${p.progress}${total}${p.message ? `: ${clip(p.message, 1000)}` : ''}`)
       );
       node.appendChild(progress);
     }
     if (call.error) {
-      node.appendChild(h('pre', 'pre call-error', call.error));
+      node.appendChild(textBlock(call.error, 'call-error'));
     }
     if (call.artifactId) {
       const stored = h('div', 'stored');
@@ -382,9 +385,10 @@ export class CallList {
         h('span', 'muted', 'the whole result is stored as an artifact; a preview follows ')
       );
       const openArtifact = this._hooks.openArtifact;
-      const link = button(call.artifactId, 'artifact-link', 'open the artifact', () =>
+      const link = button('', 'artifact-link', 'open the artifact', () =>
         openArtifact?.({ id: call.artifactId })
       );
+      appendMarked(link, clip(call.artifactId, NAME_CHARS));
       link.disabled = !openArtifact;
       stored.appendChild(link);
       node.appendChild(stored);
@@ -396,7 +400,7 @@ export class CallList {
       node.appendChild(h('div', 'muted', 'no result yet'));
     }
     for (const warning of call.warnings) {
-      node.appendChild(h('div', 'warning', `warning: ${warning}`));
+      node.appendChild(h('div', 'warning', `warning: ${clip(warning, TEXT_LIMIT)}`));
     }
     return node;
   }

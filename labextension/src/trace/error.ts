@@ -4,6 +4,7 @@
  */
 
 import { appendMarked, h } from './dom';
+import { clip } from './format';
 import { ITraceError } from './model';
 import { textBlock } from './text';
 
@@ -15,7 +16,7 @@ function lineNode(number: number | null, text: string, failing: boolean): HTMLEl
   const row = h('div', failing ? 'code-line code-line-failing' : 'code-line');
   row.appendChild(h('span', 'line-number', number === null ? '' : String(number)));
   const source = h('span', 'line-text');
-  appendMarked(source, text.length > LINE_CHARS ? `${text.slice(0, LINE_CHARS)}…` : text);
+  appendMarked(source, clip(text, LINE_CHARS));
   row.appendChild(source);
   return row;
 }
@@ -54,9 +55,8 @@ export function errorNode(error: ITraceError, code: string): HTMLElement {
   const node = h('div', 'error');
   const where = error.line !== null ? `line ${error.line}: ` : '';
   const head = h('div', 'error-head');
-  const message =
-    error.message.length > LINE_CHARS ? `${error.message.slice(0, LINE_CHARS)}…` : error.message;
-  appendMarked(head, `${where}${error.type}: ${message}`);
+  const message = clip(error.message, LINE_CHARS);
+  appendMarked(head, `${where}${clip(error.type, 200)}: ${message}`);
   node.appendChild(head);
   if (message !== error.message) {
     const details = h('details', 'whole-message');

@@ -7,7 +7,7 @@
  */
 
 import { button, h } from './dom';
-import { plural } from './format';
+import { clip, plural } from './format';
 import { asObject, toJson } from './model';
 
 /** Children shown per level before "show more". */
@@ -17,6 +17,7 @@ export const MAX_ROWS = 50;
 const MAX_COLUMNS = 20;
 const INLINE_CHARS = 80;
 const SCALAR_CHARS = 4000;
+const CELL_CHARS = 1000;
 
 function isContainer(value: unknown): value is Record<string, unknown> | unknown[] {
   return typeof value === 'object' && value !== null;
@@ -44,7 +45,7 @@ function cellText(value: unknown): string {
   if (value === null || value === undefined) {
     return '';
   }
-  return typeof value === 'string' ? value : toJson(value);
+  return clip(typeof value === 'string' ? value : toJson(value), CELL_CHARS);
 }
 
 function tableNode(header: string[] | null, rows: unknown[][]): HTMLElement {
@@ -54,7 +55,7 @@ function tableNode(header: string[] | null, rows: unknown[][]): HTMLElement {
     const head = h('thead');
     const tr = h('tr');
     for (const column of header) {
-      tr.appendChild(h('th', '', column));
+      tr.appendChild(h('th', '', clip(column, CELL_CHARS)));
     }
     head.appendChild(tr);
     table.appendChild(head);
@@ -159,7 +160,7 @@ function childList(value: Record<string, unknown> | unknown[], depth: number): H
       const [key, child] = entries[shown];
       const item = h('li', 'json-item');
       if (key !== null) {
-        item.appendChild(h('span', 'json-key', key));
+        item.appendChild(h('span', 'json-key', clip(key, SCALAR_CHARS)));
         item.appendChild(document.createTextNode(': '));
       }
       item.appendChild(jsonNode(child, depth + 1));

@@ -6,7 +6,7 @@
  */
 
 import { h } from './dom';
-import { formatSize, plural } from './format';
+import { clip, formatSize, plural } from './format';
 import { columnsTable, jsonView } from './json';
 import { asList, asNumber, asObject, asText } from './model';
 import { textBlock } from './text';
@@ -29,6 +29,7 @@ export const AUDIO_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const URI_CHARS = 2000;
 
 /** Whether `data` is strict base64 (no whitespace, padded). */
 export function isBase64(data: unknown): data is string {
@@ -39,7 +40,7 @@ export function isBase64(data: unknown): data is string {
 export function mediaNode(kind: 'image' | 'audio', mime: string, data: unknown): HTMLElement {
   const allowed = kind === 'image' ? IMAGE_TYPES : AUDIO_TYPES;
   if (!allowed.has(mime) || !isBase64(data) || data.length === 0) {
-    return h('div', 'muted', `${kind} (${mime || 'no type'}), not shown inline`);
+    return h('div', 'muted', `${kind} (${clip(mime, 100) || 'no type'}), not shown inline`);
   }
   const source = `data:${mime};base64,${data}`;
   if (kind === 'image') {
@@ -79,9 +80,9 @@ function contentNode(item: Record<string, unknown>): HTMLElement {
     const node = h('div', 'resource');
     node.append(
       h('span', 'muted', 'resource link: '),
-      h('code', 'code', asText(item.uri)),
+      h('code', 'code', clip(asText(item.uri), URI_CHARS)),
       document.createTextNode(' '),
-      h('span', '', asText(item.name))
+      h('span', '', clip(asText(item.name), URI_CHARS))
     );
     return node;
   }
@@ -89,13 +90,17 @@ function contentNode(item: Record<string, unknown>): HTMLElement {
     const resource = asObject(item.resource) ?? {};
     const node = h('div', 'resource');
     const head = h('div');
-    head.append(h('span', 'muted', 'resource '), h('code', 'code', asText(resource.uri)));
+    head.append(
+      h('span', 'muted', 'resource '),
+      h('code', 'code', clip(asText(resource.uri), URI_CHARS))
+    );
     node.appendChild(head);
     if ('text' in resource) {
       node.appendChild(textBlock(asText(resource.text)));
     } else if ('blob' in resource) {
       const size = typeof resource.blob === 'string' ? Math.floor((resource.blob.length * 3) / 4) : null;
-      node.appendChild(h('div', 'muted', `binary ${asText(resource.mimeType)} ${formatSize(size)}`));
+      const mime = clip(asText(resource.mimeType), 100);
+      node.appendChild(h('div', 'muted', `binary ${mime} ${formatSize(size)}`));
     }
     return node;
   }
@@ -177,14 +182,14 @@ export function valueNode(envelope: Record<string, unknown>): HTMLElement {
   } else if (kind === 'image') {
     node.appendChild(mediaNode('image', asText(envelope.mime_type), envelope.data));
   } else if (kind === 'repr') {
-    const type = asText(envelope.type);
+    const type = clip(asText(envelope.type), 200);
     if (type) {
       note(type);
     }
     node.appendChild(textBlock(asText(envelope.repr)));
   } else if (kind === 'bytes') {
     const mime = asText(envelope.mime_type);
-    note(`bytes: ${formatSize(asNumber(envelope.size))}${mime ? ` (${mime})` : ''}`);
+    note(`bytes: ${formatSize(asNumber(envelope.size))}${mime ? ` (${clip(mime, 100)})` : ''}`);
     if (IMAGE_TYPES.has(mime) && envelope.truncated !== true) {
       node.appendChild(mediaNode('image', mime, envelope.data));
     }

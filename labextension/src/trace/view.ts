@@ -138,7 +138,8 @@ export class TraceView {
       node.appendChild(h('div', 'label', 'still running when the program ended'));
       for (const call of trace.pendingCalls) {
         const line = h('div', 'pending-call');
-        appendMarked(line, `${call.tool}(${argumentsSummary(call.arguments)}) · ${call.server}`);
+        const tool = clip(call.tool, 200);
+        appendMarked(line, `${tool}(${argumentsSummary(call.arguments)}) · ${clip(call.server, 200)}`);
         node.appendChild(line);
       }
     });
@@ -194,13 +195,13 @@ export class TraceView {
     }
     const title: string[] = [];
     if (trace.executionId) {
-      title.push(`execution ${trace.executionId}`);
+      title.push(`execution ${clip(trace.executionId, 100)}`);
     }
     if (trace.timeoutS !== null) {
       title.push(`timeout ${trace.timeoutS} s`);
     }
     if (trace.protections.length) {
-      title.push(`sandbox: ${trace.protections.join(', ')}`);
+      title.push(`sandbox: ${clip(trace.protections.join(', '), 1000)}`);
     }
     header.title = title.join('\n');
   }
@@ -218,7 +219,7 @@ export class TraceView {
       appendMarked(link, clip(name, 200));
       link.disabled = !open;
       item.appendChild(link);
-      const facts = [artifact.type, formatSize(artifact.size)].filter(Boolean).join(', ');
+      const facts = [clip(artifact.type, 200), formatSize(artifact.size)].filter(Boolean).join(', ');
       if (facts) {
         item.appendChild(h('span', 'muted', ` ${facts}`));
       }
@@ -226,7 +227,7 @@ export class TraceView {
         item.appendChild(h('span', 'artifact-description', ` ${clip(artifact.description, 2000)}`));
       }
       if (artifact.sha256) {
-        item.title = `sha256 ${artifact.sha256}`;
+        item.title = `sha256 ${clip(artifact.sha256, 100)}`;
       }
       list.appendChild(item);
     }
