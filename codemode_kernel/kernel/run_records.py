@@ -32,7 +32,7 @@ MAX_RECORD_BYTES = 8 * 1024 * 1024
 def cell_record(run: CellRun, kernel_id: str | None) -> dict[str, Any]:
     """A ``%%codemode`` execution: which cell, its code, what happened, and what the cell showed."""
     result = run.result
-    data, metadata = result_bundle(result, replayed=run.replayed)
+    data, metadata = result_bundle(result, replayed=run.replayed, code=run.code)  # as _cell shows it
     return {
         "id": result.execution_id,
         "kind": "codemode",
@@ -54,9 +54,10 @@ def agent_record(run: AgentRun, kernel_id: str | None) -> dict[str, Any]:
     result = run.result
     data, metadata = answer_bundle(result)
     executions = []
-    for execution in result.executions:
-        program_data, program_metadata = result_bundle(execution)
-        executions.append({"data": program_data, "metadata": program_metadata})
+    for action in (action for step in result.steps for action in step.actions):
+        if action.execution is not None:  # as the agent's view shows each program's record
+            program_data, program_metadata = result_bundle(action.execution, code=action.code)
+            executions.append({"data": program_data, "metadata": program_metadata})
     return {
         "id": uuid.uuid4().hex[:12],
         "kind": "agent",

@@ -60,9 +60,15 @@ class Kernel:
         return Reply(content["status"], content, messages, time.monotonic() - started)
 
 
-def start_kernel(jupyter_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Kernel:
+def start_kernel(
+    jupyter_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch, *, connection_file: Path | None = None
+) -> Kernel:
+    """A kernel in ``cwd``; ``connection_file`` names its connection file (jupyter_server's
+    ``kernel-<id>.json``), else jupyter_client makes a temporary one."""
     monkeypatch.setenv("JUPYTER_PATH", str(jupyter_path))
     manager = KernelManager(kernel_name="codemode")
+    if connection_file is not None:
+        manager.connection_file = str(connection_file)
     manager.start_kernel(cwd=str(cwd))
     client = manager.client()
     client.start_channels()
@@ -71,14 +77,16 @@ def start_kernel(jupyter_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 @contextmanager
-def configured_kernel(jupyter_path: Path, cwd: Path, config: Path, *, now: bool = False) -> Iterator[Kernel]:
+def configured_kernel(
+    jupyter_path: Path, cwd: Path, config: Path, *, now: bool = False, connection_file: Path | None = None
+) -> Iterator[Kernel]:
     """A kernel started in ``cwd`` with the config ``config`` (CODEMODE_CONFIG); shut down on leaving.
 
     ``now=True`` kills it instead of asking it to stop (a kernel beside a hung server would wait for it).
     """
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("CODEMODE_CONFIG", str(config))
-        kernel = start_kernel(jupyter_path, cwd, monkeypatch)
+        kernel = start_kernel(jupyter_path, cwd, monkeypatch, connection_file=connection_file)
     try:
         yield kernel
     finally:
