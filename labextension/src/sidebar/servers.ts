@@ -43,7 +43,7 @@ export class ServersView extends Widget {
         el('span', { cls: 'server-state', text: clip(server.state, 40) }),
         button('Reconnect', () => this._options.onReconnect(server.name), 'reconnect')
       ]),
-      el('div', { cls: 'server-meta', text: [server.transport, tools].filter(Boolean).join(' · ') }),
+      el('div', { cls: 'server-meta', text: [clip(server.transport, 100), tools].filter(Boolean).join(' · ') }),
       server.error ? el('div', { cls: 'server-error', text: clip(server.error) }) : null,
       server.fix ? el('div', { cls: 'server-fix', text: `Fix: ${clip(server.fix)}` }) : null
     ]);
