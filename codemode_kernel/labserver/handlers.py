@@ -147,10 +147,8 @@ def setup_handlers(serverapp: Any) -> None:
 
     def directory_of(kernel_id: str) -> Path:
         """The kernel's connection file's directory (the runtime directory, unless configured else)."""
-        try:
-            connection_file = kernel_manager.get_kernel(kernel_id).connection_file
-        except KeyError:
-            connection_file = None
+        known = kernel_id in kernel_manager  # get_kernel answers an unknown id with an HTTP 404
+        connection_file = kernel_manager.get_kernel(kernel_id).connection_file if known else None
         return Path(connection_file).parent if connection_file else Path(kernel_manager.connection_dir)
 
     shared: dict[str, Any] = {
