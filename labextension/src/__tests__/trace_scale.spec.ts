@@ -57,7 +57,7 @@ describe('10,000 calls', () => {
     expect(same).toBeLessThan(1000);
     expect(rows(v).length).toBeLessThanOrEqual(MAX_VISIBLE_ROWS + 2 * OVERSCAN);
     expect(rowLabel(rows(v)[0])).toBe('#1 get_weather(city="Oslo", unit="celsius")');
-    expect(one(v.node, 'calls-count').textContent).toBe('10001 tool calls');
+    expect(one(v.node, 'calls-count').textContent).toBe('10,001 tool calls');
     expect(one(v.node, 'calls-spacer').style.height).toBe(`${(CALLS + 1) * ROW_HEIGHT}px`);
   });
 
@@ -110,7 +110,7 @@ describe('10,000 calls', () => {
     });
     log(`10,000 calls: filter by tool ${elapsed.toFixed(1)} ms`);
     expect(elapsed).toBeLessThan(500);
-    expect(one(view.node, 'calls-count').textContent).toBe('3333 of 10000 tool calls');
+    expect(one(view.node, 'calls-count').textContent).toBe('3,333 of 10,000 tool calls');
     expect(all(view.node, 'call-row').every(r => r.textContent!.includes('read_file'))).toBe(true);
   });
 });

@@ -191,6 +191,15 @@ describe('calls', () => {
     expect(bar.title).toBe('3 of 4: fetching');
     rows(view)[0].click();
     expect(one(view.node, 'call-progress').textContent).toContain('3 of 4: fetching');
+    // Without a total the bar is indeterminate; a finished call has none.
+    data.tool_calls[0].progress = { progress: 7 };
+    view.update(data, metadata);
+    expect(one(rows(view)[0], 'progress').classList).toContain(
+      'jp-codemode-progress-indeterminate'
+    );
+    data.tool_calls[0].status = 'ok';
+    view.update(data, metadata);
+    expect(all(view.node, 'progress')).toHaveLength(0);
   });
 
   it('show an artifact-stored result as its preview with a link to the artifact', () => {

@@ -181,7 +181,9 @@ export class CallList {
     const total = this._calls.length;
     const shown = this._shown.length;
     this._count.textContent =
-      shown === total ? plural(total, 'tool call') : `${shown} of ${plural(total, 'tool call')}`;
+      shown === total
+        ? plural(total, 'tool call')
+        : `${shown.toLocaleString('en')} of ${plural(total, 'tool call')}`;
     this._spacer.style.height = `${shown * ROW_HEIGHT}px`;
     this._viewport.style.height = `${Math.min(shown, MAX_VISIBLE_ROWS) * ROW_HEIGHT}px`;
     this._empty.hidden = shown > 0 || total === 0;
@@ -281,7 +283,7 @@ export class CallList {
     row.appendChild(server);
     const status = h('span', 'call-status');
     status.appendChild(statusBadge(call.status));
-    if (call.progress) {
+    if (call.progress && call.status === 'running') {
       status.appendChild(progressBar(call));
     }
     row.appendChild(status);
@@ -366,7 +368,7 @@ export class CallList {
 
     node.appendChild(h('div', 'label', 'arguments'));
     node.appendChild(jsonView(call.arguments ?? {}));
-    if (call.progress) {
+    if (call.progress && call.status === 'running') {
       const progress = h('div', 'call-progress');
       progress.appendChild(progressBar(call));
       const p = call.progress;

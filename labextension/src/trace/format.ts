@@ -35,7 +35,7 @@ export function formatSize(bytes: number | null): string {
 
 /** `n thing` or `n things`. */
 export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** `text` cut to `limit` characters with an ellipsis. */

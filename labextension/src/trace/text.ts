@@ -38,10 +38,10 @@ export function textBlock(text: string, cls = '', limit = TEXT_LIMIT): HTMLEleme
   return wrapper;
 }
 
-/** Number of lines in `text` (counting stops early: only "more than `cap`" matters). */
-export function countLines(text: string, cap = Infinity): number {
+/** Number of lines in `text` (a final newline does not start another). */
+export function countLines(text: string): number {
   let lines = text ? 1 : 0;
-  for (let i = text.indexOf('\n'); i !== -1 && lines <= cap; i = text.indexOf('\n', i + 1)) {
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
     if (i < text.length - 1) {
       lines++;
     }

@@ -134,7 +134,8 @@ export class TraceView {
     const live = trace.status === 'running' || trace.status === 'pending';
     this._callsSection.hidden = trace.calls.length === 0;
     this._calls.update(trace.calls, live);
-    this._pending.set(trace.pendingCalls.length ? toJson(trace.pendingCalls) : null, node => {
+    const pending = !live && trace.pendingCalls.length > 0; // while running they are rows above
+    this._pending.set(pending ? toJson(trace.pendingCalls) : null, node => {
       node.appendChild(h('div', 'label', 'still running when the program ended'));
       for (const call of trace.pendingCalls) {
         const line = h('div', 'pending-call');
