@@ -473,6 +473,17 @@ describe('output and artifacts', () => {
     expect(openArtifact).toHaveBeenCalledWith({ id: undefined, name: 'city averages' });
   });
 
+  it('calls still running when the program ended are listed after the run only', () => {
+    const { data, metadata } = fixture('timeout');
+    data.pending_calls = [{ server: 'weather', tool: 'get_weather', arguments: { city: 'Oslo' } }];
+    const view = show(data, metadata);
+    expect(one(view.node, 'pending').textContent).toBe(
+      'still running when the program endedget_weather(city="Oslo") · weather'
+    );
+    view.update({ ...data, status: 'running' }, metadata);
+    expect(one(view.node, 'pending').hidden).toBe(true);
+  });
+
   it('a replayed record says so', () => {
     const { data, metadata } = fixture('parallel');
     data.replayed = true;
