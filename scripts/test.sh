@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs, then run all of it: lint, types, tests, benchmark.
 # Python packages go to .venv (the project plus its [test] extra, incl. mcp-server-time from PyPI);
+# installing the project builds the JupyterLab extension (labextension/, from its yarn.lock, with jlpm);
 # the third-party Node MCP servers go to tests/node/node_modules (pinned by its package-lock.json).
 # Extra arguments are passed to pytest.
 set -euo pipefail
@@ -40,6 +41,8 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
+echo "== jest (the extension's own tests)"
+(cd labextension && PATH="$PWD/../.venv/bin:$PATH" jlpm test)
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
 echo "== bench (timings never fail; an execution that fails does)"
@@ -47,3 +50,4 @@ echo "== bench (timings never fail; an execution that fails does)"
 .venv/bin/python bench/large_result.py --quick
 .venv/bin/python bench/executor.py --quick
 .venv/bin/python bench/agent_tokens.py --quick
+.venv/bin/python bench/render.py --quick

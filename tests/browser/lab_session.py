@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,7 @@ class Lab:
         return target
 
 
-def start_lab(base: Path, timeout: float) -> Lab:
+def start_lab(base: Path, timeout: float, extra_args: Sequence[str] = ()) -> Lab:
     """Start JupyterLab on 127.0.0.1 (free port, random token) and wait until its API answers."""
     root = base / "notebooks"
     copy_notebooks_without_outputs(root)
@@ -87,6 +88,7 @@ def start_lab(base: Path, timeout: float) -> Lab:
         f"--ServerApp.root_dir={root}",
         "--ServerApp.allow_root=True",
         "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+        *extra_args,
     ]
     log = base / "jupyterlab.log"
     with log.open("wb") as out:  # the child keeps its own descriptor

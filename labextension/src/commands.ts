@@ -1,0 +1,82 @@
+/**
+ * The Code Mode commands: run a cell as `%%codemode`, replay a cell, open the sidebar or an artifact.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { Notification } from '@jupyterlab/apputils';
+import { CodeCell } from '@jupyterlab/cells';
+import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
+import { OutputArea } from '@jupyterlab/outputarea';
+
+import { asCodemodeSource, replaySource } from './cellsource';
+
+export namespace CommandIDs {
+  export const runAsCodemode = 'codemode:run-cell-as-codemode';
+  export const replayCell = 'codemode:replay-cell';
+  export const openSidebar = 'codemode:open-sidebar';
+  export const openArtifact = 'codemode:open-artifact';
+}
+
+/** The active notebook's active cell when it is a code cell, with its panel. */
+function activeCodeCell(tracker: INotebookTracker) {
+  const panel = tracker.currentWidget;
+  const cell = panel?.content.activeCell;
+  if (!panel || !(cell instanceof CodeCell)) {
+    return null;
+  }
+  return { panel, cell };
+}
+
+/** The cell commands, enabled on a code cell of a notebook. */
+export function addCellCommands(app: JupyterFrontEnd, tracker: INotebookTracker): void {
+  const enabled = () => activeCodeCell(tracker) !== null;
+
+  app.commands.addCommand(CommandIDs.runAsCodemode, {
+    label: 'Run Cell as %%codemode',
+    caption: 'Make the cell a %%codemode program (its first line) and run it in the isolated executor',
+    isEnabled: enabled,
+    execute: async () => {
+      const active = activeCodeCell(tracker);
+      if (!active) {
+        return;
+      }
+      const { panel, cell } = active;
+      const converted = asCodemodeSource(cell.model.sharedModel.getSource());
+      if ('error' in converted) {
+        Notification.warning(converted.error, { autoClose: 5000 });
+        return;
+      }
+      cell.model.sharedModel.setSource(converted.source);
+      await NotebookActions.run(panel.content, panel.sessionContext);
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.replayCell, {
+    label: 'Replay Cell from Its Record',
+    caption:
+      'Run the cell again as %%codemode --replay: tool results come from its last record, no server is called',
+    isEnabled: enabled,
+    execute: async () => {
+      const active = activeCodeCell(tracker);
+      if (!active) {
+        return;
+      }
+      const { panel, cell } = active;
+      const replay = replaySource(cell.model.sharedModel.getSource());
+      if ('error' in replay) {
+        Notification.warning(replay.error, { autoClose: 5000 });
+        return;
+      }
+      // The cell keeps its source; the kernel finds the record by the cell's id.
+      const metadata = { cellId: cell.model.sharedModel.getId(), deletedCells: [], recordTiming: false };
+      const reply = await OutputArea.execute(
+        replay.source,
+        cell.outputArea,
+        panel.sessionContext,
+        metadata
+      );
+      if (reply?.content.status === 'ok' || reply?.content.status === 'error') {
+        cell.model.executionCount = reply.content.execution_count;
+      }
+    }
+  });
+}
