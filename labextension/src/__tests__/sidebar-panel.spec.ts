@@ -157,10 +157,13 @@ describe('CodeModeSidebar', () => {
     expect(text(sidebar.node, 'no-codemode')).toBe('No Code Mode kernel.');
     expect(text(sidebar.node, 'hint')).toContain('Pick "Code Mode (Python 3)"');
     expect(sidebar.content.isHidden).toBe(true);
-    // the kernel writes its state once started: the next poll shows it
-    server.states.set(kernelIdOf(panel), codeModeState(kernelIdOf(panel)));
+    // a kernel without state is polled five times less often (every 250 ms here), and shows its state
+    // once it wrote one
     Widget.attach(sidebar, document.body);
-    await new Promise(resolve => setTimeout(resolve, 120));
+    await new Promise(resolve => setTimeout(resolve, 600));
+    expect(server.count('/state')).toBeLessThan(6);
+    server.states.set(kernelIdOf(panel), codeModeState(kernelIdOf(panel)));
+    await new Promise(resolve => setTimeout(resolve, 300));
     expect(sidebar.content.isHidden).toBe(false);
     expect(all(sidebar.node, 'tool-name').length).toBe(1);
   });

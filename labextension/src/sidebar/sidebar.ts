@@ -395,10 +395,19 @@ export class CodeModeSidebar extends SidePanel {
     const tick = async (): Promise<void> => {
       await this._pollState();
       if (this._timer !== null) {
-        this._timer = window.setTimeout(() => void tick(), this._pollInterval);
+        this._timer = window.setTimeout(() => void tick(), this._nextPoll());
       }
     };
     this._timer = window.setTimeout(() => void tick(), 0);
+  }
+
+  /**
+   * The wait before the next state poll: the interval, or five times it for a kernel that wrote no state
+   * and is not named as the Code Mode kernel (likely another kernel; a kernel change polls at once).
+   */
+  private _nextPoll(): number {
+    const quiet = this._state === null && this._kernel()?.name !== CODEMODE_KERNEL;
+    return quiet ? this._pollInterval * 5 : this._pollInterval;
   }
 
   private _stopPolling(): void {
