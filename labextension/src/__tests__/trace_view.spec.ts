@@ -431,11 +431,11 @@ describe('error', () => {
 });
 
 describe('output and artifacts', () => {
-  it('stdout is shown open when short', () => {
+  it('stdout starts folded (the cell printed it already), its title saying how long it is', () => {
     const { data, metadata } = fixture('quickstart');
     const view = show(data, metadata);
     const stream = one(view.node, 'stream') as HTMLDetailsElement;
-    expect(stream.open).toBe(true);
+    expect(stream.open).toBe(false);
     expect(one(stream, 'summary').textContent).toBe('stdout (5 lines)');
     expect(one(stream, 'pre').textContent).toBe(data.stdout);
   });

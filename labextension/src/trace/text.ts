@@ -8,9 +8,6 @@ import { plural } from './format';
 /** Characters shown before "show all". */
 export const TEXT_LIMIT = 10000;
 
-/** Lines above which stdout and stderr start folded. */
-export const FOLD_LINES = 20;
-
 /**
  * A `<pre>` holding `text`, at most `limit` characters of it until "show all" is pressed (which still
  * sets `textContent`: the text is never parsed as markup).
@@ -50,8 +47,8 @@ export function countLines(text: string): number {
 }
 
 /**
- * A titled, foldable block for stdout or stderr: open when short, folded when longer than
- * `FOLD_LINES` lines or `TEXT_LIMIT` characters.
+ * A titled, folded block for stdout or stderr: the cell printed the same text as it ran, so the record
+ * only offers it (the sidebar's history, a saved notebook's reader); its title says how long it is.
  */
 export function streamBlock(title: string, text: string, cls: string): HTMLDetailsElement {
   const details = h('details', `stream ${cls}`);
@@ -59,6 +56,6 @@ export function streamBlock(title: string, text: string, cls: string): HTMLDetai
   const summary = h('summary', 'summary', `${title} (${plural(lines, 'line')})`);
   details.appendChild(summary);
   details.appendChild(textBlock(text, cls));
-  details.open = lines <= FOLD_LINES && text.length <= TEXT_LIMIT;
+  details.open = false;
   return details;
 }
