@@ -218,6 +218,16 @@ describe('CodeModeSidebar', () => {
     expect(sidebar.statusText).toBe('No artifact nope in this workspace.');
   });
 
+  it('opens an artifact asked for before the sidebar has read anything (a link clicked early)', async () => {
+    server.artifacts = [
+      { id: 'a3', name: 'early', type: 'text/plain', description: '', size: 1, created: '', execution_id: null }
+    ];
+    await tracker.add(panel);
+    sidebar.showArtifact({ id: 'a3' });
+    await flush(10);
+    expect(sidebar.sections.artifacts.openId).toBe('a3');
+  });
+
   it('inserts a call at the cursor of the active code cell, on its own line', async () => {
     await tracker.add(panel);
     const nb = panel.content;

@@ -74,7 +74,7 @@ export class ArtifactsView extends Widget {
     }
     this._openArtifact(found);
     this._render();
-    this._rows.get(found.id)?.scrollIntoView?.({ block: 'nearest' });
+    this._rows.get(found.id)?.scrollIntoView?.({ block: 'start' });
     return true;
   }
 

@@ -137,7 +137,7 @@ export class CodeModeSidebar extends SidePanel {
     if (this._artifacts.select(ref)) {
       return;
     }
-    void this._refreshLists().then(() => {
+    void this.refresh().then(() => {
       if (!this._artifacts.select(ref)) {
         this.setStatus(`No artifact ${clip(ref.id || ref.name || '', 200)} in this workspace.`, 'error');
       }
