@@ -96,5 +96,7 @@ describe('TraceRenderer', () => {
     await renderer.renderModel(new MimeModel({ data: { [TRACE_MIME]: data } }));
     expect(one(renderer.node, 'error-head').textContent).toContain('ZeroDivisionError');
     expect(one(renderer.node, 'summary').textContent).toBe('2 tool calls');
+    // Like JupyterLab's own renderers, it says which MIME type it drew.
+    expect(renderer.node.getAttribute('data-mime-type')).toBe(TRACE_MIME);
   });
 });

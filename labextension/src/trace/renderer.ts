@@ -20,6 +20,8 @@ export class TraceRenderer extends Widget implements IRenderMime.IRenderer {
     super();
     this._mimeType = options.mimeType || TRACE_MIME;
     this.addClass('jp-codemode-renderer');
+    // As JupyterLab's own renderers do: which renderer drew an output can be read from the page.
+    this.node.dataset.mimeType = this._mimeType;
     this._view = new TraceView(hooks);
     this.node.appendChild(this._view.node);
   }
