@@ -32,6 +32,8 @@ def _build(kind: str, source: Path, out: Path, env: dict[str, str] | None = None
             command.append("--no-build-isolation")  # this environment has the build requirements
     else:
         command = [sys.executable, "-m", "hatchling", "build", "-t", "sdist", "-d", str(out)]
+    # jlpm (the extension's build, when it is not built yet) is a script beside this Python.
+    env = env or {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     (built,) = out.glob("codemode_kernel-*.whl" if kind == "wheel" else "codemode_kernel-*.tar.gz")

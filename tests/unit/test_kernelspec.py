@@ -94,7 +94,9 @@ def test_pip_install_of_the_wheel_alone_makes_the_kernel_visible_to_jupyter(tmp_
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", str(ROOT), "-w", str(wheels)]
     if importlib.util.find_spec("hatchling") is not None:
         build.append("--no-build-isolation")  # offline; else pip fetches hatchling from the registry
-    done = subprocess.run(build, capture_output=True, text=True, timeout=240)
+    # jlpm (the extension's build, when it is not built yet) is a script beside this Python.
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(build, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     (wheel,) = wheels.glob("codemode_kernel-*.whl")
     version = wheel.name.split("-")[1]
