@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from kernel_session import Kernel, configured_kernel
 
+from codemode_kernel.kernel.display import TRACE_MIME
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
 
 PROGRAM = (
@@ -199,3 +201,34 @@ def test_llm_in_an_agents_program_asks_that_agents_model(
     asked = [r.body["messages"][-1]["content"] for r in other_server.requests]
     assert "Name a warm city" in asked
     assert len(server.requests) == before  # the first model was never asked
+
+
+def test_with_the_extension_an_agents_program_shows_the_trace_live_then_its_record(
+    agent_kernel: Kernel, server: ScriptedModelServer
+) -> None:
+    # The JupyterLab extension announces that it draws the trace type (labextension/src/announce.ts).
+    comm_id = uuid.uuid4().hex
+    announce = {"comm_id": comm_id, "target_name": "codemode.frontend", "data": {"mime_types": [TRACE_MIME]}}
+    agent_kernel.client.shell_channel.send(agent_kernel.client.session.msg("comm_open", announce))
+    program = 'import time\na = get_weather(city="Oslo", unit="celsius")\ntime.sleep(0.5)\na.temperature'
+    server.add(
+        ScriptedTurn(text="", tool_calls=[ScriptedToolCall("execute_python", {"code": program})]),
+        ScriptedTurn(text="6.1"),
+    )
+    try:
+        reply = agent_kernel.run("%%agent --new\nHow warm is Oslo?")
+    finally:
+        close = {"comm_id": comm_id, "data": {}}
+        agent_kernel.client.shell_channel.send(agent_kernel.client.session.msg("comm_close", close))
+    assert reply.status == "ok", reply.content
+    assert not reply.of_type("comm_open"), "no widget when the extension draws the trace"
+    traces = [
+        m for m in reply.of_type("display_data", "update_display_data") if TRACE_MIME in m["content"]["data"]
+    ]
+    live = [m["content"]["data"][TRACE_MIME] for m in traces if m["content"]["data"]["text/plain"] == ""]
+    assert live and {t["status"] for t in live} == {"running"} and live[0]["code"] == program
+    assert [(c["tool"], c["status"]) for c in live[-1]["tool_calls"]] == [("get_weather", "ok")]
+    record = traces[-1]
+    assert record["msg_type"] == "display_data"
+    assert record["content"]["data"][TRACE_MIME]["status"] == "ok"
+    assert record["content"]["data"][TRACE_MIME]["code"] == program  # the error context's source
