@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
+# The extension's npm packages exactly as its yarn.lock says (jlpm comes from PyPI's jupyter-builder); the
+# project's install below then builds the extension from them.
+.venv/bin/python -m pip install --quiet "jupyter-builder>=1.2,<2"
+(cd labextension && PATH="$PWD/../.venv/bin:$PATH" jlpm install --immutable)
 .venv/bin/python -m pip install --quiet -e ".[test]"
 (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
 
