@@ -359,6 +359,29 @@ def test_live_trace_grows_then_the_record_stays(app: Page, live_notebook: Locato
     assert app.locator(f'{BADGE}[data-status="running"]').count() == 0, "a live trace was left behind"
 
 
+def test_replay_cell_reruns_the_record_without_calling_a_server(app: Page, live_notebook: Locator) -> None:
+    """ "Replay Cell" (the context menu) re-runs the slow cell on its record; its text stays as it was."""
+    activate(app, live_notebook)
+    wait_for_kernel_idle(app, live_notebook)
+    cell = live_notebook.locator(".jp-Notebook .jp-Cell").nth(SLOW)
+    if cell.locator(FINISHED_TRACE).count() == 0:  # run alone: the slow cell has not run yet
+        run_cell(app, live_notebook, SLOW)
+        wait_until_ran(app, cell)
+        cell.locator(FINISHED_TRACE).first.wait_for(timeout=UI_TIMEOUT)
+    before = cell_source(app, live_notebook, SLOW)
+    cell.locator(".jp-InputPrompt").click(button="right")
+    app.locator(".lm-Menu-item:visible", has_text="Replay Cell from Its Record").first.click()
+    # Replayed: no server is called, so there is no 0.7 s wait between the calls and no live trace.
+    replayed = cell.locator(f"{FINISHED_TRACE}:has-text('replayed')")
+    replayed.first.wait_for(timeout=RUN_TIMEOUT)
+    assert cell.locator(FINISHED_TRACE).count() == 1
+    assert rows_text(replayed.first) == [
+        f'#{n} get_weather(city="{city}", unit="celsius")'
+        for n, city in enumerate(["Oslo", "Lima", "Nairobi"], start=1)
+    ]
+    assert cell_source(app, live_notebook, SLOW) == before, "replaying must not change the cell"
+
+
 # -- 3. the sidebar -----------------------------------------------------------------------------
 
 
