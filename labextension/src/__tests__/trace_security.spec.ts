@@ -158,14 +158,17 @@ describe.each(HOSTILE)('the hostile string %j', text => {
     expect(one(one(view.node, 'stderr'), 'pre').textContent).toBe(text);
     expect(one(view.node, 'artifact-link').textContent).toBe(expected);
     expect(one(view.node, 'artifact').textContent).toContain(text);
-    expect(all(view.node, 'json-key').some(k => k.textContent === text)).toBe(true);
+    expect(all(view.node, 'json-key').some(k => k.textContent === expected)).toBe(true);
     expect(all(view.node, 'warning')[0].textContent).toBe(`warning: ${text}`);
     expect(all(view.node, 'call-error')[0].textContent).toBe(text);
     expect(one(view.node, 'pending').textContent).toContain(expected);
     expect(one(view.node, 'header').title).toContain(text);
     // Tables keep the text too.
     expect(
-      Array.from(view.node.querySelectorAll('th')).some(th => th.textContent === text)
+      Array.from(view.node.querySelectorAll('th')).some(th => th.textContent === expected)
+    ).toBe(true);
+    expect(
+      Array.from(view.node.querySelectorAll('td')).some(td => td.textContent === expected)
     ).toBe(true);
   });
 });
@@ -176,8 +179,83 @@ describe('a right-to-left override', () => {
     const view = show(data, metadata);
     expect(all(rows(view)[0], 'bidi').map(b => b.textContent)).toContain('⟨U+202E⟩');
     expect(one(view.node, 'code-line-failing').querySelector('.jp-codemode-bidi')).not.toBeNull();
-    // In results and output it stays in the text, inside its own element (isolated by the stylesheet).
+    // In program output it stays in the text, inside its own element (isolated by the stylesheet).
     expect(one(view.node, 'stdout').textContent).toContain('\u202E');
+  });
+
+  it('is marked in a call\'s arguments and result tree and in its table, key and value', () => {
+    const call = {
+      seq: 1,
+      server: 'files',
+      tool: 'rename',
+      arguments: {
+        target: 'invoice\u202Efdp.exe',
+        ['\u202Eeman']: 'x',
+        nested: { deep: ['a', RTL, 'b'] }
+      },
+      status: 'ok',
+      result: {
+        content: [{ type: 'text', text: 'done' }],
+        structuredContent: {
+          // Long enough not to be written on one line: a table.
+          files: [
+            { name: 'invoice\u202Efdp.exe', size: 1 },
+            ...[2, 3, 4, 5].map(size => ({ name: `plain ${size}.txt`, size }))
+          ],
+          ['\u202Eyek']: RTL
+        },
+        isError: false
+      }
+    };
+    const view = show({ status: 'ok', tool_calls: [call] });
+    rows(view)[0].click();
+    const detail = one(view.node, 'call-detail');
+    const keys = all(detail, 'json-key').map(k => k.textContent);
+    expect(keys).toContain('⟨U+202E⟩eman');
+    expect(keys).toContain('⟨U+202E⟩yek');
+    const scalars = all(detail, 'json-scalar').map(k => k.textContent);
+    expect(scalars).toContain('"invoice⟨U+202E⟩fdp.exe"');
+    expect(scalars).toContain('"safe⟨U+202E⟩gnp.exe"');
+    // A small container written on one line is marked too.
+    expect(scalars).toContain('{"deep":["a","safe⟨U+202E⟩gnp.exe","b"]}');
+    const cells = Array.from(detail.querySelectorAll('td')).map(td => td.textContent);
+    expect(cells).toContain('invoice⟨U+202E⟩fdp.exe');
+    // No override reaches the tree or the table as a character; each marker is its own element.
+    for (const node of [...all(detail, 'json'), ...all(detail, 'table')]) {
+      expect(node.textContent).not.toContain('\u202E');
+    }
+    expect(all(detail, 'bidi').length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('is marked in a table header and in a long string after "show all"', () => {
+    const long = `${'x'.repeat(5000)}\u202E${'y'.repeat(10)}`;
+    const view = show({
+      status: 'ok',
+      value: {
+        kind: 'json',
+        data: { rows: [1, 2, 3, 4, 5, 6].map(n => ({ ['\u202Ecolumn']: n })), long }
+      },
+      tool_calls: []
+    });
+    const headers = Array.from(view.node.querySelectorAll('th')).map(th => th.textContent);
+    expect(headers).toEqual(['⟨U+202E⟩column']);
+    one(view.node, 'show-all').click();
+    const scalar = all(view.node, 'json-string').find(s => s.textContent!.length > 5000)!;
+    expect(scalar.textContent).toContain('⟨U+202E⟩yyy');
+    expect(scalar.textContent).not.toContain('\u202E');
+  });
+
+  it('is marked in a status: the badge, and the filter\'s option (plain text)', () => {
+    const status = 'denied\u202Ekcatta';
+    const view = show({
+      status: 'ok',
+      tool_calls: [{ seq: 1, server: 's', tool: 't', arguments: {}, status }]
+    });
+    expect(one(rows(view)[0], 'badge').textContent).toBe('✗ denied⟨U+202E⟩kcatta');
+    expect(one(rows(view)[0], 'badge').dataset.status).toBe(status);
+    const select = one(view.node, 'calls-filter-status') as HTMLSelectElement;
+    expect(select.options[1].textContent).toBe('denied⟨U+202E⟩kcatta (1)');
+    expect(select.options[1].value).toBe(status);
   });
 });
 

@@ -2,7 +2,7 @@
  * Status badges: green for ok, amber while running, red for every kind of failure.
  */
 
-import { h } from './dom';
+import { appendMarked, h, markText } from './dom';
 import { clip } from './format';
 
 const RUNNING = new Set(['running', 'pending']);
@@ -17,11 +17,16 @@ export function statusCategory(status: string): 'ok' | 'running' | 'failed' {
 
 const MARKS = { ok: '✓', running: '…', failed: '✗' };
 
-/** A badge with a mark and the status word (the word as text, whatever it is). */
+/**
+ * A badge with a mark and the status word (the word as text, whatever it is, bidirectional controls
+ * shown as markers); its tooltip holds the word too, for a column too narrow for it.
+ */
 export function statusBadge(status: string): HTMLElement {
   const category = statusCategory(status);
   const word = clip(status, 40);
-  const node = h('span', `badge badge-${category}`, `${MARKS[category]} ${word}`);
+  const node = h('span', `badge badge-${category}`);
+  appendMarked(node, `${MARKS[category]} ${word}`);
   node.setAttribute('data-status', word);
+  node.title = markText(word);
   return node;
 }

@@ -7,10 +7,15 @@
  * keeps one height, so the arithmetic of the list stays trivial. Rows, open calls, the filter and the
  * scroll position live in this object and survive `update`, which the live view calls as calls start
  * and end; a row or a detail is rebuilt only when what it shows has changed.
+ *
+ * Each row is a grid of its own, so columns sized to their content would differ from row to row: the
+ * widths of the number, server and status columns are worked out here from all the calls (in `ch`, the
+ * width of a digit) and handed to the stylesheet as custom properties, so every row lines up and the
+ * tool's name and arguments get the rest. The stylesheet drops columns when the trace is narrow.
  */
 
 import { statusBadge } from './badge';
-import { appendMarked, button, clear, h } from './dom';
+import { appendMarked, button, clear, h, markText } from './dom';
 import { argumentsSummary, clip, formatDuration, plural } from './format';
 import { jsonView } from './json';
 import { ICall, ITraceHooks, toJson } from './model';
@@ -25,6 +30,37 @@ export const MAX_VISIBLE_ROWS = 12;
 export const OVERSCAN = 8;
 const NAME_CHARS = 200;
 const DETAIL_NAME_CHARS = 1000;
+/** Characters of a status shown in the status filter's options. */
+export const STATUS_OPTION_CHARS = 24;
+// Caps of the content-sized columns, in characters (a longer server or status ellipsizes).
+const SERVER_COLUMN_CHARS = 16;
+const STATUS_COLUMN_CHARS = 24;
+
+/**
+ * The widths of the content-sized columns for `calls`, as CSS lengths: the call number (`#` and its
+ * digits), the server name and the status badge (its mark, the word, and a progress bar when a
+ * running call reports progress). Bold status words run a little wider than a digit, hence the slack.
+ */
+export function columnWidths(calls: readonly ICall[]): { seq: string; server: string; status: string } {
+  let seq = 1;
+  let server = 0;
+  let status = 2;
+  let progress = false;
+  for (const call of calls) {
+    if (call.seq !== null) {
+      seq = Math.max(seq, String(call.seq).length);
+    }
+    server = Math.max(server, call.server.length);
+    status = Math.max(status, call.status.length);
+    progress = progress || (call.progress !== null && call.status === 'running');
+  }
+  const statusChars = Math.min(status, STATUS_COLUMN_CHARS) * 1.1 + 3 + (progress ? 5 : 0);
+  return {
+    seq: `${seq + 1.5}ch`,
+    server: `${Math.min(server, SERVER_COLUMN_CHARS) + 1}ch`,
+    status: `${Math.ceil(statusChars)}ch`
+  };
+}
 
 interface IBuilt {
   node: HTMLElement;
@@ -81,6 +117,7 @@ export class CallList {
   private _toolFilter = '';
   private _statusFilter = '';
   private _statusKey = '';
+  private _columnsKey = '';
   private _count: HTMLElement;
   private _toolInput: HTMLInputElement;
   private _statusSelect: HTMLSelectElement;
@@ -138,6 +175,7 @@ export class CallList {
     const before = this._shown.length;
     const follow = live && before > 0 && this._atBottom();
     this._calls = calls;
+    this._updateColumns();
     this._updateStatusOptions();
     this._refresh();
     if (follow && this._shown.length > before && this._shown.length > MAX_VISIBLE_ROWS) {
@@ -191,6 +229,19 @@ export class CallList {
     this._renderDetails();
   }
 
+  private _updateColumns(): void {
+    const widths = columnWidths(this._calls);
+    const key = `${widths.seq} ${widths.server} ${widths.status}`;
+    if (key === this._columnsKey) {
+      return;
+    }
+    this._columnsKey = key;
+    const style = this.node.style;
+    style.setProperty('--jp-codemode-seq-width', widths.seq);
+    style.setProperty('--jp-codemode-server-width', widths.server);
+    style.setProperty('--jp-codemode-status-width', widths.status);
+  }
+
   private _updateStatusOptions(): void {
     const counts = new Map<string, number>();
     for (const call of this._calls) {
@@ -210,8 +261,13 @@ export class CallList {
     all.value = '';
     this._statusSelect.appendChild(all);
     for (const [status, count] of entries) {
-      const option = h('option', '', `${status} (${count})`);
+      // An option holds plain text only: the status cut short, its controls as markers (the whole
+      // word is the option's tooltip), so a long status cannot widen the filter bar.
+      const option = h('option', '', `${markText(clip(status, STATUS_OPTION_CHARS))} (${count})`);
       option.value = status;
+      if (status.length > STATUS_OPTION_CHARS) {
+        option.title = markText(clip(status, NAME_CHARS));
+      }
       this._statusSelect.appendChild(option);
     }
     this._statusSelect.value = this._statusFilter;

@@ -62,6 +62,18 @@ export function hasBidi(text: string): boolean {
   return BIDI.test(text);
 }
 
+function bidiMarker(control: string): string {
+  return `⟨U+${control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`;
+}
+
+/**
+ * `text` with each bidirectional control replaced by its marker, as plain text: for places that hold
+ * only text (an `<option>`, a tooltip).
+ */
+export function markText(text: string): string {
+  return hasBidi(text) ? text.replace(BIDI, bidiMarker) : text;
+}
+
 /**
  * Append `text` to `parent` as text, with each bidirectional control replaced by a visible marker
  * such as `⟨U+202E⟩` (its own span, so a theme can colour it).
@@ -77,8 +89,7 @@ export function appendMarked(parent: HTMLElement, text: string): void {
     if (match.index > last) {
       parent.appendChild(document.createTextNode(text.slice(last, match.index)));
     }
-    const code = match[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-    const marker = h('span', 'bidi', `⟨U+${code}⟩`);
+    const marker = h('span', 'bidi', bidiMarker(match[0]));
     marker.title = 'a bidirectional control character';
     parent.appendChild(marker);
     last = match.index + match[0].length;

@@ -3,10 +3,12 @@
  *
  * A level's children are built only when it is opened, so a large result costs nothing until looked
  * at. The rules follow the kernel's HTML fallback (render.py): the top level open, a small container
- * written on one line, a list of flat records (or of equal-length rows of scalars) as a table.
+ * written on one line, a list of flat records (or of equal-length rows of scalars) as a table. Keys,
+ * strings and cells show bidirectional controls as markers (as the rows and code lines do), so a value
+ * holding a right-to-left override cannot read backwards.
  */
 
-import { button, h } from './dom';
+import { appendMarked, button, clear, h, marked } from './dom';
 import { clip, plural } from './format';
 import { asObject, toJson } from './model';
 
@@ -27,13 +29,14 @@ function scalarNode(value: unknown): HTMLElement {
   const kind = value === null ? 'null' : typeof value;
   const text = toJson(value);
   if (text.length <= SCALAR_CHARS) {
-    return h('span', `json-${kind} json-scalar`, text);
+    return marked('span', `json-${kind} json-scalar`, text);
   }
   const wrapper = h('span', 'json-long');
-  const node = h('span', `json-${kind} json-scalar`, text.slice(0, SCALAR_CHARS));
+  const node = marked('span', `json-${kind} json-scalar`, text.slice(0, SCALAR_CHARS));
   const rest = (text.length - SCALAR_CHARS).toLocaleString('en');
   const more = button(`… ${rest} more characters`, 'show-all', 'show all', () => {
-    node.textContent = text;
+    clear(node);
+    appendMarked(node, text);
     more.remove();
   });
   wrapper.append(node, more);
@@ -55,7 +58,7 @@ function tableNode(header: string[] | null, rows: unknown[][]): HTMLElement {
     const head = h('thead');
     const tr = h('tr');
     for (const column of header) {
-      tr.appendChild(h('th', '', clip(column, CELL_CHARS)));
+      tr.appendChild(marked('th', '', clip(column, CELL_CHARS)));
     }
     head.appendChild(tr);
     table.appendChild(head);
@@ -70,7 +73,7 @@ function tableNode(header: string[] | null, rows: unknown[][]): HTMLElement {
     for (; shown < end; shown++) {
       const tr = h('tr');
       for (const cell of rows[shown]) {
-        tr.appendChild(h('td', '', cellText(cell)));
+        tr.appendChild(marked('td', '', cellText(cell)));
       }
       body.appendChild(tr);
     }
@@ -160,7 +163,7 @@ function childList(value: Record<string, unknown> | unknown[], depth: number): H
       const [key, child] = entries[shown];
       const item = h('li', 'json-item');
       if (key !== null) {
-        item.appendChild(h('span', 'json-key', clip(key, SCALAR_CHARS)));
+        item.appendChild(marked('span', 'json-key', clip(key, SCALAR_CHARS)));
         item.appendChild(document.createTextNode(': '));
       }
       item.appendChild(jsonNode(child, depth + 1));
@@ -194,7 +197,7 @@ export function jsonNode(value: unknown, depth = 0): HTMLElement {
   if (depth > 0) {
     const compact = toJson(value);
     if (compact.length <= INLINE_CHARS) {
-      return h('span', 'json-inline json-scalar', compact);
+      return marked('span', 'json-inline json-scalar', compact);
     }
   }
   if (Array.isArray(value)) {
