@@ -48,7 +48,7 @@ echo "== mypy"
 echo "== jest (the extension's own tests)"
 (cd labextension && PATH="$PWD/../.venv/bin:$PATH" jlpm test)
 echo "== pytest"
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest --durations=20 "$@"
 echo "== bench (timings never fail; an execution that fails does)"
 .venv/bin/python bench/tool_call.py
 .venv/bin/python bench/large_result.py --quick
