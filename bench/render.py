@@ -1,12 +1,15 @@
 """Time to first paint of a 10,000-call trace in JupyterLab: the extension's renderer against the HTML.
 
-One JupyterLab (started as the browser tests start it, on Debian's chromium under Playwright) serves two
+One JupyterLab (started as the browser tests start it, on Debian's chromium under Playwright) serves three
 saved notebooks with the same record of ``--calls`` tool calls in one output: one keeps the trace MIME type
-(``application/vnd.codemode.trace.v1+json``, drawn by the extension), the other only the ``text/html`` and
-``text/plain`` a frontend without the extension gets. Each round opens a notebook through JupyterLab's own
+(``application/vnd.codemode.trace.v1+json``, drawn by the extension), one only the ``text/html`` and
+``text/plain`` a frontend without the extension gets, and a baseline carries the same record under a type
+nothing draws, shown as one line of ``text/plain``: what opening a notebook that large costs JupyterLab
+before any renderer runs. Each round opens a notebook through JupyterLab's own
 ``docmanager:open`` command and times, in the page, from the command to the frame after the output is in
-the DOM (two animation frames), then closes it; rounds alternate (ABBA). Prints JSON: medians in
-milliseconds and their ratio. A benchmark, not a test: timing never fails CI; the exit code is 1 only when
+the DOM (two animation frames), then closes it; rounds alternate (ABC CBA). Prints JSON: medians in
+milliseconds, the ratio renderer/HTML and each one's time beyond the baseline. A benchmark, not a test:
+timing never fails CI; the exit code is 1 only when
 an output never appears or is drawn by the wrong renderer.
 
     python bench/render.py [--calls 10000] [--rounds 6] [--quick]
@@ -89,7 +92,11 @@ def record(calls: int) -> ExecutionResult:
 def write_notebooks(root: Path, calls: int) -> dict[str, str]:
     """The two notebooks (trace, html), same record; their paths relative to the server's root."""
     data, metadata = result_bundle(record(calls), code="results = parallel(...)\nlen(results)")
-    variants = {"trace": data, "html": {k: v for k, v in data.items() if k != TRACE_MIME}}
+    variants = {
+        "trace": data,
+        "html": {k: v for k, v in data.items() if k != TRACE_MIME},
+        "plain": {"application/x-codemode-bench+json": data[TRACE_MIME], "text/plain": "the same record"},
+    }
     paths = {}
     for name, bundle in variants.items():
         notebook = nbformat.v4.new_notebook()
@@ -111,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 rounds, for the test command")
     args = parser.parse_args(argv)
     rounds = 2 if args.quick else args.rounds
-    times: dict[str, list[float]] = {"trace": [], "html": []}
-    mimes = {"trace": TRACE_MIME, "html": "text/html"}
+    times: dict[str, list[float]] = {"trace": [], "html": [], "plain": []}
+    mimes = {"trace": TRACE_MIME, "html": "text/html", "plain": "text/plain"}
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp), 120, ["--LabApp.expose_app_in_browser=True"])
         try:
@@ -125,10 +132,10 @@ def main(argv: list[str] | None = None) -> int:
                 page.goto(f"{lab.url}/lab?token={lab.token}", timeout=120_000)
                 page.wait_for_function("() => window.jupyterapp !== undefined", timeout=120_000)
                 page.evaluate("() => window.jupyterapp.restored")
-                order = ["trace", "html", "html", "trace"]
+                order = ["trace", "html", "plain"]
                 for round_ in range(rounds):
-                    name = order[round_ % 4]
-                    for which in (name, "html" if name == "trace" else "trace"):
+                    turn = order if round_ % 2 == 0 else order[::-1]  # ABC CBA
+                    for which in turn:
                         ms: float = page.evaluate(TIME_OPEN, [paths[which], mimes[which]])
                         times[which].append(ms)
                 browser.close()
@@ -142,8 +149,13 @@ def main(argv: list[str] | None = None) -> int:
         "first_paint_ms": {
             "renderer": round(medians["trace"], 1),
             "html_fallback": round(medians["html"], 1),
+            "baseline_open_only": round(medians["plain"], 1),
         },
         "ratio_renderer_to_html": round(medians["trace"] / medians["html"], 3),
+        "beyond_baseline_ms": {
+            "renderer": round(medians["trace"] - medians["plain"], 1),
+            "html_fallback": round(medians["html"] - medians["plain"], 1),
+        },
         "samples_ms": {k: [round(v, 1) for v in values] for k, values in times.items()},
     }
     print(json.dumps(report, indent=2))
