@@ -2,8 +2,8 @@
  * Status badges: green for ok, amber while running, red for every kind of failure.
  */
 
-import { appendMarked, h, markText } from './dom';
-import { clip } from './format';
+import { appendMarked, h, markText } from '../common/dom';
+import { clip } from '../common/format';
 
 const RUNNING = new Set(['running', 'pending']);
 

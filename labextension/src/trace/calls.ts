@@ -14,11 +14,14 @@
  * tool's name and arguments get the rest. The stylesheet drops columns when the trace is narrow.
  */
 
+import { appendMarked, button, clear, h, markText } from '../common/dom';
+import { clip, formatDuration, plural } from '../common/format';
+import { jsonView } from '../common/json';
+import { toJson } from '../common/values';
+
 import { statusBadge } from './badge';
-import { appendMarked, button, clear, h, markText } from './dom';
-import { argumentsSummary, clip, formatDuration, plural } from './format';
-import { jsonView } from './json';
-import { ICall, ITraceHooks, toJson } from './model';
+import { argumentsSummary } from './format';
+import { ICall, ITraceHooks } from './model';
 import { resultNode } from './result';
 import { TEXT_LIMIT, textBlock } from './text';
 

@@ -3,8 +3,9 @@
  * traceback folded underneath.
  */
 
-import { appendMarked, h } from './dom';
-import { clip } from './format';
+import { appendMarked, h } from '../common/dom';
+import { clip } from '../common/format';
+
 import { ITraceError } from './model';
 import { textBlock } from './text';
 

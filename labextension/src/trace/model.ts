@@ -7,6 +7,8 @@
  * here they are joined again.
  */
 
+import { asList, asNumber, asObject, toJson } from '../common/values';
+
 /** The MIME type of a codemode trace. */
 export const TRACE_MIME = 'application/vnd.codemode.trace.v1+json';
 
@@ -88,18 +90,6 @@ export interface ITrace {
   protections: string[];
 }
 
-/** `value` as a plain object, or null. */
-export function asObject(value: unknown): Record<string, unknown> | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
-}
-
-/** `value` as a list (an empty one when it is not). */
-export function asList(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-
 /** `value` as text: strings as they are, numbers and booleans written out, anything else as JSON. */
 export function asText(value: unknown): string {
   if (typeof value === 'string') {
@@ -112,21 +102,6 @@ export function asText(value: unknown): string {
     return String(value);
   }
   return toJson(value);
-}
-
-/** `value` as a finite number, or null. */
-export function asNumber(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-/** JSON text of `value`, never throwing (cycles and BigInts come out as a note). */
-export function toJson(value: unknown, indent?: number): string {
-  try {
-    const text = JSON.stringify(value, null, indent);
-    return text === undefined ? String(value) : text;
-  } catch {
-    return '(not JSON)';
-  }
 }
 
 /** A trace object from an output's data (the MIME value, or a whole bundle holding it). */

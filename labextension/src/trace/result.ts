@@ -5,10 +5,12 @@
  * raster and audio formats: never SVG (it can carry script) and never a URL the data names.
  */
 
-import { h } from './dom';
-import { clip, formatSize, plural } from './format';
-import { columnsTable, jsonView } from './json';
-import { asList, asNumber, asObject, asText } from './model';
+import { h } from '../common/dom';
+import { clip, formatSize, plural } from '../common/format';
+import { columnsTable, jsonView } from '../common/json';
+import { asList, asNumber, asObject } from '../common/values';
+
+import { asText } from './model';
 import { textBlock } from './text';
 
 /** Image types shown inline. */

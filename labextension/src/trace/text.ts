@@ -2,8 +2,8 @@
  * Blocks of program or tool text: capped so a 1 MB line does not stall the page, with "show all".
  */
 
-import { button, h } from './dom';
-import { plural } from './format';
+import { button, h } from '../common/dom';
+import { plural } from '../common/format';
 
 /** Characters shown before "show all". */
 export const TEXT_LIMIT = 10000;

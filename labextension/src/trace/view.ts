@@ -8,12 +8,15 @@
  * cannot be read at all is said so in the view.
  */
 
+import { appendMarked, button, clear, h } from '../common/dom';
+import { clip, formatDuration, formatSize, plural } from '../common/format';
+import { toJson } from '../common/values';
+
 import { statusBadge } from './badge';
 import { CallList } from './calls';
-import { appendMarked, button, clear, h } from './dom';
 import { errorNode } from './error';
-import { argumentsSummary, clip, formatDuration, formatSize, plural } from './format';
-import { ITrace, ITraceHooks, parseTrace, toJson } from './model';
+import { argumentsSummary } from './format';
+import { ITrace, ITraceHooks, parseTrace } from './model';
 import { valueNode } from './result';
 import { streamBlock } from './text';
 

@@ -1,25 +1,29 @@
 /**
- * Small DOM helpers that only ever put data into the page as text.
+ * Small DOM helpers that only ever put data into the page as text, for the trace renderer and the sidebar.
  *
  * Every string from a tool, a server, a model or a program reaches the DOM through `textContent` or
  * `createTextNode` here; attributes are set by name from a fixed list in the callers. Nothing in this
  * package assigns `innerHTML`.
  */
 
-/** The prefix of every class this renderer sets. */
+/** The prefix of every class the trace renderer sets (the sidebar's add `sidebar-` to it). */
 export const PREFIX = 'jp-codemode-';
 
-/** An element with the prefixed classes `cls` (space separated) and, optionally, a text child. */
+/**
+ * An element with the classes `cls` (space separated), each with `prefix` before it, and, optionally, a
+ * text child.
+ */
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   cls?: string,
-  text?: string
+  text?: string,
+  prefix = PREFIX
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (cls) {
     for (const name of cls.split(' ')) {
       if (name) {
-        node.classList.add(PREFIX + name);
+        node.classList.add(prefix + name);
       }
     }
   }
@@ -36,14 +40,15 @@ export function clear(node: Node): void {
   }
 }
 
-/** A `<button type="button">` with a label, a tooltip and a click handler. */
+/** A `<button type="button">` with a label, a tooltip, a click handler and the classes `button` and `cls`. */
 export function button(
   label: string,
   cls: string,
   title: string,
-  onClick: (event: MouseEvent) => void
+  onClick: (event: MouseEvent) => void,
+  prefix = PREFIX
 ): HTMLButtonElement {
-  const node = h('button', `button ${cls}`, label);
+  const node = h('button', `button ${cls}`, label, prefix);
   node.type = 'button';
   if (title) {
     node.title = title;

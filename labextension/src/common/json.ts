@@ -1,21 +1,26 @@
 /**
- * JSON values as a collapsible tree, and lists of records as tables.
+ * JSON values as a collapsible tree, and lists of records as tables: a call's arguments and result in the
+ * trace, a tool's schemas and a JSON artifact in the sidebar.
  *
- * A level's children are built only when it is opened, so a large result costs nothing until looked
- * at. The rules follow the kernel's HTML fallback (render.py): the top level open, a small container
- * written on one line, a list of flat records (or of equal-length rows of scalars) as a table. Keys,
- * strings and cells show bidirectional controls as markers (as the rows and code lines do), so a value
- * holding a right-to-left override cannot read backwards.
+ * A level's children are built only when it is opened, and a closed level is only measured as far as
+ * deciding whether it fits on one line, so a large value costs little until looked at. The rules follow
+ * the kernel's HTML fallback (render.py): the top level open (unless asked otherwise), a small container
+ * written on one line, a list of flat records (or of equal-length rows of scalars) as a table, a hundred
+ * children at a time, nothing opened below MAX_DEPTH levels. Keys, strings and cells show bidirectional
+ * controls as markers (as the rows and code lines do), so a value holding a right-to-left override cannot
+ * read backwards.
  */
 
 import { appendMarked, button, clear, h, marked } from './dom';
 import { clip, plural } from './format';
-import { asObject, toJson } from './model';
+import { asObject, toJson } from './values';
 
 /** Children shown per level before "show more". */
 export const MAX_ITEMS = 100;
 /** Rows shown per table before "show more". */
 export const MAX_ROWS = 50;
+/** Levels of nesting opened; a container deeper than this is summarised, not opened. */
+export const MAX_DEPTH = 40;
 const MAX_COLUMNS = 20;
 const INLINE_CHARS = 80;
 const SCALAR_CHARS = 4000;
@@ -23,6 +28,39 @@ const CELL_CHARS = 1000;
 
 function isContainer(value: unknown): value is Record<string, unknown> | unknown[] {
   return typeof value === 'object' && value !== null;
+}
+
+/**
+ * Whether `JSON.stringify(value)` may be at most `limit` characters, learnt without writing it: a lower
+ * bound of its length is counted until it passes `limit`, so a large closed level is not turned into
+ * text just to find it does not fit on one line (each container counts, so a cycle ends the count too).
+ */
+function mayFit(value: unknown, limit: number): boolean {
+  let budget = limit;
+  const visit = (item: unknown): boolean => {
+    if (item === null || typeof item !== 'object') {
+      // a string is at least its length and quotes, any other scalar at least one character
+      budget -= typeof item === 'string' ? item.length + 2 : 1;
+      return budget >= 0;
+    }
+    budget -= 2;
+    if (budget < 0) {
+      return false;
+    }
+    if (Array.isArray(item)) {
+      return item.every(visit);
+    }
+    const record = item as Record<string, unknown>;
+    return Object.keys(record).every(key => {
+      const child = record[key];
+      if (child === undefined || typeof child === 'function' || typeof child === 'symbol') {
+        return true; // left out of the JSON, key and all
+      }
+      budget -= key.length + 3;
+      return budget >= 0 && visit(child);
+    });
+  };
+  return visit(value);
 }
 
 function scalarNode(value: unknown): HTMLElement {
@@ -184,9 +222,10 @@ function childList(value: Record<string, unknown> | unknown[], depth: number): H
 
 /**
  * A JSON value as a tree node: a scalar as a coloured token, a small container on one line, a list
- * of records as a table, any other container as a toggle whose children are built when first opened.
+ * of records as a table, any other container as a toggle whose children are built when first opened
+ * (open at once when `open`), or, below MAX_DEPTH, a summary.
  */
-export function jsonNode(value: unknown, depth = 0): HTMLElement {
+export function jsonNode(value: unknown, depth = 0, open = depth === 0): HTMLElement {
   if (!isContainer(value)) {
     return scalarNode(value);
   }
@@ -194,11 +233,14 @@ export function jsonNode(value: unknown, depth = 0): HTMLElement {
   if (empty) {
     return h('span', 'json-scalar', Array.isArray(value) ? '[]' : '{}');
   }
-  if (depth > 0) {
+  if (depth > 0 && mayFit(value, INLINE_CHARS)) {
     const compact = toJson(value);
     if (compact.length <= INLINE_CHARS) {
       return marked('span', 'json-inline json-scalar', compact);
     }
+  }
+  if (depth >= MAX_DEPTH) {
+    return h('span', 'json-deep json-scalar', `${containerLabel(value)} (too deep to show)`);
   }
   if (Array.isArray(value)) {
     const table = recordsTable(value);
@@ -207,29 +249,32 @@ export function jsonNode(value: unknown, depth = 0): HTMLElement {
     }
   }
   const node = h('div', 'json-node');
-  const toggle = button(containerLabel(value), 'json-toggle', 'open or close', () => setOpen(!open));
+  const toggle = button(containerLabel(value), 'json-toggle', 'open or close', () => setOpen(!isOpen));
   node.appendChild(toggle);
-  let open = false;
+  let isOpen = false;
   let children: HTMLElement | null = null;
   const setOpen = (next: boolean): void => {
-    open = next;
-    toggle.setAttribute('aria-expanded', String(open));
-    node.classList.toggle('jp-codemode-open', open);
-    if (open && !children) {
+    isOpen = next;
+    toggle.setAttribute('aria-expanded', String(isOpen));
+    node.classList.toggle('jp-codemode-open', isOpen);
+    if (isOpen && !children) {
       children = childList(value, depth);
       node.appendChild(children);
     }
     if (children) {
-      children.hidden = !open;
+      children.hidden = !isOpen;
     }
   };
-  setOpen(depth === 0);
+  setOpen(open);
   return node;
 }
 
-/** A JSON tree in its frame (the value section, a result's structured content). */
-export function jsonView(value: unknown): HTMLElement {
+/**
+ * A JSON tree in its frame (the trace's value section, a result's structured content, the sidebar's
+ * schemas and JSON artifacts), its top level open unless `open` is false.
+ */
+export function jsonView(value: unknown, open = true): HTMLElement {
   const frame = h('div', 'json');
-  frame.appendChild(jsonNode(value, 0));
+  frame.appendChild(jsonNode(value, 0, open));
   return frame;
 }
