@@ -99,14 +99,11 @@ describe('hostile strings in the sidebar', () => {
       details.dispatchEvent(new Event('toggle'));
     }
     // open the schema trees too (they build on opening)
+    const closed = '.jp-codemode-json-toggle[aria-expanded="false"]';
     for (let round = 0; round < 4; round++) {
-      for (const details of Array.from(view.node.querySelectorAll('details'))) {
-        if (!details.open) {
-          details.open = true;
-          details.dispatchEvent(new Event('toggle'));
-        }
-      }
+      view.node.querySelectorAll(closed).forEach(toggle => click(toggle));
     }
+    expect(view.node.querySelector(closed)).toBeNull();
     expectOnlyText(view.node);
     expectShown(view.node, HOSTILE);
   });

@@ -6,7 +6,7 @@ import { RenderMimeRegistry, standardRendererFactories } from '@jupyterlab/rende
 import { identifierProblem, loadCode, reconnectCode, UnsafeActionError } from '../sidebar/actions';
 import type { IArtifactInfo, IRun, IRunSummary, IServerInfo, IToolInfo } from '../sidebar/api';
 import { ArtifactsView, suggestName } from '../sidebar/artifacts';
-import { formatDuration, formatSize, jsonTree } from '../sidebar/dom';
+import { jsonTree } from '../sidebar/dom';
 import { HistoryView, runLabel } from '../sidebar/history';
 import { parseCsv, previewArtifact } from '../sidebar/preview';
 import { ServersView } from '../sidebar/servers';
@@ -137,18 +137,27 @@ describe('ToolsView', () => {
 });
 
 describe('jsonTree', () => {
-  it('builds closed branches only when opened', () => {
-    const tree = jsonTree({ a: { b: [1, 'two', null, true] } });
+  it("is the trace's tree in the sidebar's frame: closed branches are built when opened", () => {
+    const long = 'x'.repeat(100);
+    const tree = jsonTree({ a: { b: [long, 'two', null, true] } });
+    expect(tree.classList.contains('jp-codemode-sidebar-json')).toBe(true);
     expect(tree.textContent).toContain('a: {…} 1 key');
     expect(tree.textContent).not.toContain('"two"');
-    const inner = tree.querySelectorAll('details')[1] as HTMLDetailsElement;
-    inner.open = true;
-    inner.dispatchEvent(new Event('toggle'));
-    const leaf = tree.querySelectorAll('details')[2] as HTMLDetailsElement;
-    leaf.open = true;
-    leaf.dispatchEvent(new Event('toggle'));
-    expect(tree.textContent).toContain('1: "two"');
-    expect(tree.textContent).toContain('2: null');
+    click(tree.querySelectorAll('.jp-codemode-json-toggle')[1]);
+    expect(tree.textContent).toContain('b: […] 4 items');
+    expect(tree.textContent).not.toContain('"two"');
+    click(tree.querySelectorAll('.jp-codemode-json-toggle')[2]);
+    const items = Array.from(tree.querySelectorAll('.jp-codemode-json-item')).slice(-4);
+    expect(items.map(item => item.textContent)).toEqual([JSON.stringify(long), '"two"', 'null', 'true']);
+  });
+
+  it('starts closed when asked (a tool\'s schemas), and marks bidirectional controls', () => {
+    const tree = jsonTree({ ['name\u202Eexe.txt']: 'x\u202Ey' }, false);
+    expect(tree.textContent).toBe('{…} 1 key');
+    click(tree.querySelector('.jp-codemode-json-toggle')!);
+    expect(tree.querySelector('.jp-codemode-json-key')!.textContent).toBe('name⟨U+202E⟩exe.txt');
+    expect(tree.querySelector('.jp-codemode-json-string')!.textContent).toBe('"x⟨U+202E⟩y"');
+    expect(tree.textContent).not.toContain('\u202E');
   });
 });
 
@@ -169,7 +178,7 @@ describe('previewArtifact', () => {
 
   it('shows JSON as a tree, and broken JSON as text', () => {
     const tree = previewArtifact(bytes('{"rows": [1, 2]}'), 'application/json');
-    expect(tree.node.textContent).toContain('rows: […] 2 items');
+    expect(tree.node.textContent).toContain('rows: [1,2]');
     const broken = previewArtifact(bytes('{"rows": '), 'application/json');
     expect(broken.node.textContent).toContain('Not valid JSON');
     expect(broken.node.querySelector('pre')!.textContent).toBe('{"rows": ');
@@ -343,15 +352,5 @@ describe('kernel actions', () => {
     expect(identifierProblem('1x')).toContain('is not a Python name');
     expect(identifierProblem('None')).toContain('keyword');
     expect(identifierProblem('_ok2')).toBeNull();
-  });
-});
-
-describe('formatting', () => {
-  it('writes sizes and durations for people', () => {
-    expect(formatSize(512)).toBe('512 B');
-    expect(formatSize(1_500_000)).toBe('1.5 MB');
-    expect(formatDuration(850)).toBe('850 ms');
-    expect(formatDuration(185_000)).toBe('3 min 5 s');
-    expect(formatDuration(null)).toBe('');
   });
 });

@@ -8,6 +8,8 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import { asList, asNumber, asObject } from '../common/values';
+
 /** One MCP server as the kernel's hub sees it. */
 export interface IServerInfo {
   name: string;
@@ -130,7 +132,7 @@ export class CodeModeClient {
   /** The workspace's artifacts, newest first. */
   async artifacts(kernelId: string): Promise<IArtifactInfo[]> {
     const body = asRecord(await this._json(await this._must(['kernels', kernelId, 'artifacts'])));
-    return asArray(body.artifacts).map(normalizeArtifact);
+    return asList(body.artifacts).map(normalizeArtifact);
   }
 
   /** The bytes of one artifact. */
@@ -166,7 +168,7 @@ export class CodeModeClient {
   /** The executions and agent requests of the workspace, newest first. */
   async history(kernelId: string): Promise<IRunSummary[]> {
     const body = asRecord(await this._json(await this._must(['kernels', kernelId, 'history'])));
-    return asArray(body.runs).map(normalizeRunSummary);
+    return asList(body.runs).map(normalizeRunSummary);
   }
 
   /** One run with the bundle its cell displayed. */
@@ -225,8 +227,8 @@ export function normalizeState(value: unknown): IKernelState {
     pid: asNumber(body.pid),
     workspace: asString(body.workspace),
     updated: typeof body.updated === 'number' ? String(body.updated) : asString(body.updated),
-    servers: asArray(body.servers).map(normalizeServer),
-    tools: asArray(body.tools).map(normalizeTool)
+    servers: asList(body.servers).map(normalizeServer),
+    tools: asList(body.tools).map(normalizeTool)
   };
 }
 
@@ -335,16 +337,12 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** `value` as an object to read fields from (an empty one when it is not). */
 function asRecord(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
+  return asObject(value) ?? {};
 }
 
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-
+/** `value` as text where the server sent a scalar; any other value reads as missing (''). */
 function asString(value: unknown): string {
   if (typeof value === 'string') {
     return value;
@@ -353,8 +351,4 @@ function asString(value: unknown): string {
     return String(value);
   }
   return '';
-}
-
-function asNumber(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }

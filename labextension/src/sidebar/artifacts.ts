@@ -4,9 +4,11 @@
  */
 import { Widget } from '@lumino/widgets';
 
+import { clipCounted, formatSize } from '../common/format';
+
 import { identifierProblem } from './actions';
 import type { IArtifactData, IArtifactInfo } from './api';
-import { button, clip, el, formatSize, formatTime } from './dom';
+import { button, el, formatTime } from './dom';
 import { type IPreview, previewArtifact } from './preview';
 
 /** Artifacts larger than this are not fetched for a preview (download them instead). */
@@ -107,9 +109,9 @@ export class ArtifactsView extends Widget {
         attrs: { role: 'button', tabindex: '0', 'aria-expanded': String(open) }
       },
       [
-        el('span', { cls: 'artifact-name', text: clip(artifact.name || artifact.id, 200) }),
-        el('span', { cls: 'artifact-type', text: clip(artifact.type, 100) }),
-        el('span', { cls: 'artifact-size', text: formatSize(artifact.size) }),
+        el('span', { cls: 'artifact-name', text: clipCounted(artifact.name || artifact.id, 200) }),
+        el('span', { cls: 'artifact-type', text: clipCounted(artifact.type, 100) }),
+        el('span', { cls: 'artifact-size', text: formatSize(artifact.size, 'compact') }),
         el('span', { cls: 'artifact-time', text: formatTime(artifact.created) })
       ]
     );
@@ -169,7 +171,9 @@ export class ArtifactsView extends Widget {
       }
     });
     this._detail = el('div', { cls: 'artifact-detail' }, [
-      artifact.description ? el('p', { cls: 'artifact-description', text: clip(artifact.description) }) : null,
+      artifact.description
+        ? el('p', { cls: 'artifact-description', text: clipCounted(artifact.description) })
+        : null,
       el('div', {
         cls: 'artifact-meta',
         text: `id ${artifact.id}` + (artifact.executionId ? ` · execution ${artifact.executionId}` : '')
@@ -184,7 +188,10 @@ export class ArtifactsView extends Widget {
     ]);
     if (artifact.size > MAX_PREVIEW_BYTES) {
       previewHost.replaceChildren(
-        el('p', { cls: 'note', text: `${formatSize(artifact.size)}: too large to preview; download it.` })
+        el('p', {
+          cls: 'note',
+          text: `${formatSize(artifact.size, 'compact')}: too large to preview; download it.`
+        })
       );
       return;
     }
@@ -200,7 +207,7 @@ export class ArtifactsView extends Widget {
       (error: unknown) => {
         if (generation === this._generation) {
           const text = `Cannot load the preview: ${error instanceof Error ? error.message : String(error)}`;
-          previewHost.replaceChildren(el('p', { cls: 'error', text: clip(text, 2000) }));
+          previewHost.replaceChildren(el('p', { cls: 'error', text: clipCounted(text, 2000) }));
         }
       }
     );

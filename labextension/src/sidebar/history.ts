@@ -7,8 +7,10 @@ import { MimeModel, type IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { clipCounted, formatDuration } from '../common/format';
+
 import type { IRun, IRunSummary } from './api';
-import { button, clip, el, firstLine, formatDuration, formatTime } from './dom';
+import { button, el, firstLine, formatTime } from './dom';
 
 /** Statuses with a colour of their own. */
 const KNOWN_STATUSES = new Set(['ok', 'error', 'timeout', 'cancelled', 'interrupted', 'running']);
@@ -21,7 +23,8 @@ export interface IHistoryViewOptions {
 
 /** The label of a run: "codemode #3", "agent #2". */
 export function runLabel(run: IRunSummary): string {
-  const kind = run.kind === 'agent' ? 'agent' : run.kind === 'codemode' ? 'codemode' : clip(run.kind, 40);
+  const kind =
+    run.kind === 'agent' ? 'agent' : run.kind === 'codemode' ? 'codemode' : clipCounted(run.kind, 40);
   return run.number === null ? kind || 'run' : `${kind} #${run.number}`;
 }
 
@@ -66,7 +69,7 @@ export class HistoryView extends Panel {
     const header = new Widget({
       node: el('div', { cls: 'run-detail-head' }, [
         el('span', { cls: 'run-label', text: runLabel(run) }),
-        el('span', { cls: 'run-status', text: clip(run.status, 40) }),
+        el('span', { cls: 'run-status', text: clipCounted(run.status, 40) }),
         button('Close', () => this.closeRun(), 'close')
       ])
     });
@@ -80,7 +83,7 @@ export class HistoryView extends Panel {
       full = await this._options.fetchRun(run);
     } catch (error) {
       if (generation === this._generation) {
-        status.textContent = clip(
+        status.textContent = clipCounted(
           `Cannot load this run: ${error instanceof Error ? error.message : String(error)}`,
           2000
         );
@@ -134,10 +137,10 @@ export class HistoryView extends Panel {
     const status = KNOWN_STATUSES.has(run.status) ? run.status : 'other';
     const facts = [
       formatTime(run.finished),
-      formatDuration(run.durationMs),
+      formatDuration(run.durationMs, 'compact'),
       run.toolCalls === null ? '' : `${run.toolCalls} tool call${run.toolCalls === 1 ? '' : 's'}`,
       run.replayed ? 'replayed' : '',
-      run.model ? clip(run.model, 80) : ''
+      run.model ? clipCounted(run.model, 80) : ''
     ].filter(Boolean);
     const summary = run.kind === 'agent' ? run.request || run.code : run.code || run.request;
     const row = el(
@@ -149,7 +152,7 @@ export class HistoryView extends Panel {
       [
         el('div', { cls: 'run-head' }, [
           el('span', { cls: ['run-kind', run.kind === 'agent' ? 'run-agent' : 'run-codemode'], text: runLabel(run) }),
-          el('span', { cls: ['run-status', `run-status-${status}`], text: clip(run.status, 40) })
+          el('span', { cls: ['run-status', `run-status-${status}`], text: clipCounted(run.status, 40) })
         ]),
         summary ? el('div', { cls: 'run-summary', text: firstLine(summary) }) : null,
         el('div', { cls: 'run-meta', text: facts.join(' · ') })

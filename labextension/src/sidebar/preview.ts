@@ -1,9 +1,13 @@
 /**
  * Artifact previews by type. Images of a few raster types become an <img> from a blob: URL of the fetched
- * bytes; JSON a tree; CSV a table of the first rows; everything else, HTML and SVG included, text in a
- * <pre>: nothing from an artifact is ever parsed as markup.
+ * bytes; JSON a tree and CSV a table of the first rows, both as the trace draws them; everything else,
+ * HTML and SVG included, text in a <pre>: nothing from an artifact is ever parsed as markup.
  */
-import { clip, el, jsonTree } from './dom';
+
+import { clipCounted } from '../common/format';
+import { columnsTable } from '../common/json';
+
+import { el, jsonTree } from './dom';
 
 /** Image types shown as images. SVG is not among them: it is markup, shown as text. */
 export const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp']);
@@ -113,22 +117,14 @@ function csvTable(text: string): HTMLElement {
     return note('An empty table.');
   }
   const [header, ...body] = rows;
-  const table = el('table', { cls: 'csv' }, [
-    el('thead', {}, [el('tr', {}, header.map(cell => el('th', { text: clip(cell, 500) })))]),
-    el(
-      'tbody',
-      {},
-      body.map(cells => el('tr', {}, cells.map(cell => el('td', { text: clip(cell, 500) }))))
-    )
-  ]);
-  return el('div', { cls: 'csv-wrap' }, [
-    table,
+  return el('div', { cls: 'csv' }, [
+    columnsTable(header, body),
     complete ? null : note(`The first ${CSV_ROWS} rows; download the artifact for the rest.`)
   ]);
 }
 
 function textBlock(text: string): HTMLElement {
-  return el('pre', { cls: 'preview-text', text: clip(text, MAX_PREVIEW_TEXT) });
+  return el('pre', { cls: 'preview-text', text: clipCounted(text, MAX_PREVIEW_TEXT) });
 }
 
 function note(text: string): HTMLElement {

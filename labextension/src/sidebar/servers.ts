@@ -1,8 +1,10 @@
 /** The Servers section: each MCP server's state, tool count, error and fix, and a Reconnect button. */
 import { Widget } from '@lumino/widgets';
 
+import { clipCounted } from '../common/format';
+
 import type { IServerInfo } from './api';
-import { button, clip, el } from './dom';
+import { button, el } from './dom';
 
 /** States with a colour of their own; any other state gets the neutral dot. */
 const KNOWN_STATES = new Set(['ready', 'connecting', 'failed', 'disabled', 'closed']);
@@ -39,13 +41,16 @@ export class ServersView extends Widget {
     return el('li', { cls: ['server', `server-${state}`] }, [
       el('div', { cls: 'server-head' }, [
         el('span', { cls: ['dot', `dot-${state}`], attrs: { 'aria-hidden': 'true' } }),
-        el('span', { cls: 'server-name', text: clip(server.name, 200), title: server.name }),
-        el('span', { cls: 'server-state', text: clip(server.state, 40) }),
+        el('span', { cls: 'server-name', text: clipCounted(server.name, 200), title: server.name }),
+        el('span', { cls: 'server-state', text: clipCounted(server.state, 40) }),
         button('Reconnect', () => this._options.onReconnect(server.name), 'reconnect')
       ]),
-      el('div', { cls: 'server-meta', text: [clip(server.transport, 100), tools].filter(Boolean).join(' · ') }),
-      server.error ? el('div', { cls: 'server-error', text: clip(server.error) }) : null,
-      server.fix ? el('div', { cls: 'server-fix', text: `Fix: ${clip(server.fix)}` }) : null
+      el('div', {
+        cls: 'server-meta',
+        text: [clipCounted(server.transport, 100), tools].filter(Boolean).join(' · ')
+      }),
+      server.error ? el('div', { cls: 'server-error', text: clipCounted(server.error) }) : null,
+      server.fix ? el('div', { cls: 'server-fix', text: `Fix: ${clipCounted(server.fix)}` }) : null
     ]);
   }
 }

@@ -15,10 +15,12 @@ import type { Kernel } from '@jupyterlab/services';
 import { SidePanel, ToolbarButton, refreshIcon } from '@jupyterlab/ui-components';
 import { type AccordionPanel, Widget } from '@lumino/widgets';
 
+import { clipCounted } from '../common/format';
+
 import { loadCode, reconnectCode, runSilently, UnsafeActionError, type IActionReport } from './actions';
 import { CodeModeClient, type IArtifactInfo, type IKernelState } from './api';
 import { ArtifactsView } from './artifacts';
-import { button, clip, el } from './dom';
+import { button, el } from './dom';
 import { HistoryView } from './history';
 import { codeModeIcon } from './icon';
 import { insertIntoNotebook } from './insert';
@@ -139,7 +141,7 @@ export class CodeModeSidebar extends SidePanel {
     }
     void this.refresh().then(() => {
       if (!this._artifacts.select(ref)) {
-        this.setStatus(`No artifact ${clip(ref.id || ref.name || '', 200)} in this workspace.`, 'error');
+        this.setStatus(`No artifact ${clipCounted(ref.id || ref.name || '', 200)} in this workspace.`, 'error');
       }
     });
   }
@@ -163,7 +165,7 @@ export class CodeModeSidebar extends SidePanel {
     } catch (error) {
       return this._refuse(error);
     }
-    const report = await this._run(`Reconnect ${clip(server, 80)}`, code);
+    const report = await this._run(`Reconnect ${clipCounted(server, 80)}`, code);
     await this._pollState();
     return report;
   }
@@ -176,7 +178,7 @@ export class CodeModeSidebar extends SidePanel {
     } catch (error) {
       return this._refuse(error);
     }
-    return this._run(`Load ${clip(artifact.name || artifact.id, 80)} as ${name}`, code);
+    return this._run(`Load ${clipCounted(artifact.name || artifact.id, 80)} as ${name}`, code);
   }
 
   /** Saves an artifact through the browser (fetched from its `?download=1` URL). */
@@ -189,7 +191,7 @@ export class CodeModeSidebar extends SidePanel {
       link.click();
       link.remove();
       setTimeout(() => URL.revokeObjectURL(url), 10000);
-      this.setStatus(`Downloaded ${clip(filename, 200)}.`, 'done');
+      this.setStatus(`Downloaded ${clipCounted(filename, 200)}.`, 'done');
     } catch (error) {
       this.setStatus(`Download failed: ${describe(error)}`, 'error');
     }
@@ -197,7 +199,7 @@ export class CodeModeSidebar extends SidePanel {
 
   /** Shows `text` in the status line. */
   setStatus(text: string, kind: StatusKind = 'info'): void {
-    this._status.textContent = clip(text, 4000);
+    this._status.textContent = clipCounted(text, 4000);
     this._status.className = `jp-codemode-sidebar-status jp-codemode-sidebar-status-${kind}`;
   }
 
@@ -440,7 +442,7 @@ export class CodeModeSidebar extends SidePanel {
     } else if (mode === 'no-kernel') {
       children.push(el('p', { text: 'This notebook has no kernel running.' }));
     } else if (mode === 'error') {
-      children.push(el('p', { cls: 'error', text: clip(detail, 2000) }));
+      children.push(el('p', { cls: 'error', text: clipCounted(detail, 2000) }));
     } else if (kernel?.name === CODEMODE_KERNEL) {
       children.push(
         el('p', { cls: 'no-codemode', text: 'The Code Mode kernel has not written its state yet.' }),

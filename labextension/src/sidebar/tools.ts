@@ -4,8 +4,10 @@
  */
 import { Widget } from '@lumino/widgets';
 
+import { clipCounted } from '../common/format';
+
 import type { IToolInfo } from './api';
-import { button, clip, el, firstLine, jsonTree } from './dom';
+import { button, el, firstLine, jsonTree } from './dom';
 
 /** Rows rendered at once; a search narrows the rest. */
 const MAX_ROWS = 400;
@@ -74,8 +76,8 @@ export class ToolsView extends Widget {
     const key = `${tool.server}\u0000${tool.name}`;
     const details = el('details', { cls: 'tool' }, [
       el('summary', { cls: 'tool-summary' }, [
-        el('span', { cls: 'tool-name', text: clip(tool.name, 200) }),
-        el('span', { cls: 'tool-server', text: clip(tool.server, 200) }),
+        el('span', { cls: 'tool-name', text: clipCounted(tool.name, 200) }),
+        el('span', { cls: 'tool-server', text: clipCounted(tool.server, 200) }),
         tool.doc ? el('span', { cls: 'tool-doc-line', text: firstLine(tool.doc) }) : null
       ])
     ]);
@@ -103,11 +105,11 @@ export class ToolsView extends Widget {
 
   private _body(tool: IToolInfo): HTMLElement {
     return el('div', { cls: 'tool-body' }, [
-      el('pre', { cls: 'signature', text: clip(tool.signature) }),
+      el('pre', { cls: 'signature', text: clipCounted(tool.signature) }),
       tool.tool && tool.tool !== tool.name
-        ? el('div', { cls: 'tool-mcp-name', text: `MCP tool: ${clip(tool.tool, 200)}` })
+        ? el('div', { cls: 'tool-mcp-name', text: `MCP tool: ${clipCounted(tool.tool, 200)}` })
         : null,
-      tool.doc ? el('pre', { cls: 'doc', text: clip(tool.doc) }) : null,
+      tool.doc ? el('pre', { cls: 'doc', text: clipCounted(tool.doc) }) : null,
       el('div', { cls: 'label', text: 'Input schema' }),
       jsonTree(tool.inputSchema, false),
       tool.outputSchema !== null ? el('div', { cls: 'label', text: 'Output schema' }) : null,
