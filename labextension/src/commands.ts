@@ -26,6 +26,26 @@ function activeCodeCell(tracker: INotebookTracker) {
   return { panel, cell };
 }
 
+/**
+ * The active code cell with its source made into a program by `program`, or null: with no code cell, or
+ * when the source cannot be one (the user is told why).
+ */
+function activeProgram(
+  tracker: INotebookTracker,
+  program: (source: string) => { source: string } | { error: string }
+) {
+  const active = activeCodeCell(tracker);
+  if (!active) {
+    return null;
+  }
+  const made = program(active.cell.model.sharedModel.getSource());
+  if ('error' in made) {
+    Notification.warning(made.error, { autoClose: 5000 });
+    return null;
+  }
+  return { ...active, source: made.source };
+}
+
 /** The cell commands, enabled on a code cell of a notebook. */
 export function addCellCommands(app: JupyterFrontEnd, tracker: INotebookTracker): void {
   const enabled = () => activeCodeCell(tracker) !== null;
@@ -35,17 +55,12 @@ export function addCellCommands(app: JupyterFrontEnd, tracker: INotebookTracker)
     caption: 'Make the cell a %%codemode program (its first line) and run it in the isolated executor',
     isEnabled: enabled,
     execute: async () => {
-      const active = activeCodeCell(tracker);
+      const active = activeProgram(tracker, asCodemodeSource);
       if (!active) {
         return;
       }
-      const { panel, cell } = active;
-      const converted = asCodemodeSource(cell.model.sharedModel.getSource());
-      if ('error' in converted) {
-        Notification.warning(converted.error, { autoClose: 5000 });
-        return;
-      }
-      cell.model.sharedModel.setSource(converted.source);
+      const { panel, cell, source } = active;
+      cell.model.sharedModel.setSource(source);
       await NotebookActions.run(panel.content, panel.sessionContext);
     }
   });
@@ -56,20 +71,15 @@ export function addCellCommands(app: JupyterFrontEnd, tracker: INotebookTracker)
       'Run the cell again as %%codemode --replay: tool results come from its last record, no server is called',
     isEnabled: enabled,
     execute: async () => {
-      const active = activeCodeCell(tracker);
+      const active = activeProgram(tracker, replaySource);
       if (!active) {
         return;
       }
-      const { panel, cell } = active;
-      const replay = replaySource(cell.model.sharedModel.getSource());
-      if ('error' in replay) {
-        Notification.warning(replay.error, { autoClose: 5000 });
-        return;
-      }
+      const { panel, cell, source } = active;
       // The cell keeps its source; the kernel finds the record by the cell's id.
       const metadata = { cellId: cell.model.sharedModel.getId(), deletedCells: [], recordTiming: false };
       const reply = await OutputArea.execute(
-        replay.source,
+        source,
         cell.outputArea,
         panel.sessionContext,
         metadata
