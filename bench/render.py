@@ -1,16 +1,17 @@
 """Time to first paint of a 10,000-call trace in JupyterLab: the extension's renderer against the HTML.
 
-One JupyterLab (started as the browser tests start it, on Debian's chromium under Playwright) serves three
-saved notebooks with the same record of ``--calls`` tool calls in one output: one keeps the trace MIME type
-(``application/vnd.codemode.trace.v1+json``, drawn by the extension), one only the ``text/html`` and
-``text/plain`` a frontend without the extension gets, and a baseline carries the same record under a type
-nothing draws, shown as one line of ``text/plain``: what opening a notebook that large costs JupyterLab
-before any renderer runs. Each round opens a notebook through JupyterLab's own
-``docmanager:open`` command and times, in the page, from the command to the frame after the output is in
-the DOM (two animation frames), then closes it; rounds alternate (ABC CBA). Prints JSON: medians in
-milliseconds, the ratio renderer/HTML and each one's time beyond the baseline. A benchmark, not a test:
-timing never fails CI; the exit code is 1 only when
-an output never appears or is drawn by the wrong renderer.
+One JupyterLab (started as the browser tests start it, on Debian's chromium under Playwright) serves
+notebooks with the same record of ``--calls`` tool calls in one output, each carrying the whole record:
+``trace``, the bundle the kernel displays (the extension's renderer draws the trace MIME type,
+``application/vnd.codemode.trace.v1+json``); ``html_all``, every call drawn as HTML (what the fallback
+drew before it was capped at ``HTML_CALLS`` calls); ``html``, the capped fallback a frontend without the
+extension draws now; and ``baseline``, one line of ``text/plain``: what opening a notebook that large
+costs JupyterLab before any renderer runs. Outside ``trace``, the record rides under a type nothing draws.
+Each round opens a notebook through JupyterLab's own ``docmanager:open`` command and times, in the page,
+from the command to the frame after the output is in the DOM (two animation frames), then closes it;
+rounds alternate (ABCD DCBA). Prints JSON: medians in milliseconds, the ratio of the renderer to every
+call as HTML, and each one's time beyond the baseline. A benchmark, not a test: timing never fails CI;
+the exit code is 1 only when an output never appears or is drawn by the wrong renderer.
 
     python bench/render.py [--calls 10000] [--rounds 6] [--quick]
 """
@@ -34,6 +35,7 @@ from lab_session import start_lab, stop_lab  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from codemode_kernel.executor import ExecutionResult  # noqa: E402
+from codemode_kernel.kernel import display  # noqa: E402
 from codemode_kernel.kernel.display import TRACE_MIME, result_bundle  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -90,12 +92,21 @@ def record(calls: int) -> ExecutionResult:
 
 
 def write_notebooks(root: Path, calls: int) -> dict[str, str]:
-    """The two notebooks (trace, html), same record; their paths relative to the server's root."""
-    data, metadata = result_bundle(record(calls), code="results = parallel(...)\nlen(results)")
+    """The notebooks (see the module's docstring); their paths relative to the server's root."""
+    code = "results = parallel(...)\nlen(results)"
+    data, metadata = result_bundle(record(calls), code=code)
+    capped = display.HTML_CALLS
+    display.HTML_CALLS = calls
+    try:
+        every_call_html = result_bundle(record(calls), code=code)[0]["text/html"]
+    finally:
+        display.HTML_CALLS = capped
+    hidden = {"application/x-codemode-bench+json": data[TRACE_MIME], "text/plain": "the same record"}
     variants = {
         "trace": data,
-        "html": {k: v for k, v in data.items() if k != TRACE_MIME},
-        "plain": {"application/x-codemode-bench+json": data[TRACE_MIME], "text/plain": "the same record"},
+        "html_all": {**hidden, "text/html": every_call_html},
+        "html": {**hidden, "text/html": data["text/html"]},
+        "baseline": hidden,
     }
     paths = {}
     for name, bundle in variants.items():
@@ -118,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 rounds, for the test command")
     args = parser.parse_args(argv)
     rounds = 2 if args.quick else args.rounds
-    times: dict[str, list[float]] = {"trace": [], "html": [], "plain": []}
-    mimes = {"trace": TRACE_MIME, "html": "text/html", "plain": "text/plain"}
+    mimes = {"trace": TRACE_MIME, "html_all": "text/html", "html": "text/html", "baseline": "text/plain"}
+    times: dict[str, list[float]] = {name: [] for name in mimes}
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp), 120, ["--LabApp.expose_app_in_browser=True"])
         try:
@@ -132,9 +143,9 @@ def main(argv: list[str] | None = None) -> int:
                 page.goto(f"{lab.url}/lab?token={lab.token}", timeout=120_000)
                 page.wait_for_function("() => window.jupyterapp !== undefined", timeout=120_000)
                 page.evaluate("() => window.jupyterapp.restored")
-                order = ["trace", "html", "plain"]
+                order = list(mimes)
                 for round_ in range(rounds):
-                    turn = order if round_ % 2 == 0 else order[::-1]  # ABC CBA
+                    turn = order if round_ % 2 == 0 else order[::-1]  # ABCD DCBA
                     for which in turn:
                         ms: float = page.evaluate(TIME_OPEN, [paths[which], mimes[which]])
                         times[which].append(ms)
@@ -146,15 +157,13 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "render",
         "calls": args.calls,
         "rounds": rounds,
-        "first_paint_ms": {
-            "renderer": round(medians["trace"], 1),
-            "html_fallback": round(medians["html"], 1),
-            "baseline_open_only": round(medians["plain"], 1),
-        },
-        "ratio_renderer_to_html": round(medians["trace"] / medians["html"], 3),
+        "html_calls": display.HTML_CALLS,
+        "first_paint_ms": {name: round(median, 1) for name, median in medians.items()},
+        "ratio_renderer_to_html_all": round(medians["trace"] / medians["html_all"], 3),
         "beyond_baseline_ms": {
-            "renderer": round(medians["trace"] - medians["plain"], 1),
-            "html_fallback": round(medians["html"] - medians["plain"], 1),
+            name: round(median - medians["baseline"], 1)
+            for name, median in medians.items()
+            if name != "baseline"
         },
         "samples_ms": {k: [round(v, 1) for v in values] for k, values in times.items()},
     }

@@ -20,6 +20,10 @@ __all__ = ["TRACE_MIME", "history_bundle", "result_bundle", "result_text", "spli
 
 TRACE_MIME = "application/vnd.codemode.trace.v1+json"
 _REPLAYED = " (replayed from the record: no server was called)"
+HTML_CALLS = 200
+"""Calls the HTML fallback lists; the rest are counted. A frontend parses all of a ``text/html`` output even
+when it draws another type (JupyterLab's HTML parser took most of a 10,000-call notebook's opening), and the
+trace type and ``%codemode history`` keep every call."""
 _CALL_VOLATILE = ("id", "started", "duration_ms", "execution_id", "result_file", "artifact_id")
 _ARTIFACT_VOLATILE = ("id", "created", "execution_id")
 
@@ -112,8 +116,13 @@ def _html(result: ExecutionResult, calls: list[dict[str, Any]], *, replayed: boo
     parts = [
         f'<div class="codemode-result"><b>codemode</b> {status_badge(result.status)}'
         f" · {calls_count} tool call{'s' * (calls_count != 1)}{esc(_REPLAYED) * replayed}",
-        *(call_html(call, volatile=False) for call in calls),
+        *(call_html(call, volatile=False) for call in calls[:HTML_CALLS]),
     ]
+    if calls_count > HTML_CALLS:
+        parts.append(
+            f"<div><i>… {calls_count - HTML_CALLS} more tool calls, listed by the Code Mode extension's "
+            "renderer and <code>%codemode history</code></i></div>"
+        )
     if result.value is not None and result.value != {"kind": "json", "data": None}:
         parts.append(f'<div class="codemode-value">{value_html(result.value)}</div>')
     if result.error is not None:
