@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -101,6 +102,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, metavar="S", help="seconds, 1 to 300 (default 30)")
     run.add_argument("--json", action="store_true", help="print the whole result record as JSON instead")
     run.set_defaults(run=_cmd_run)
+
+    serve = sub.add_parser(
+        "serve",
+        parents=[with_config],
+        help="serve code mode as an MCP server (execute_python) for MCP hosts",
+        description="Connect the configured servers and serve one MCP tool, execute_python: a program "
+        "calling their tools as typed functions, answered with the whole result record (docs/serve.md). "
+        "stdio by default (for Claude Desktop, Claude Code, VS Code); --transport http serves Streamable "
+        "HTTP at http://HOST:PORT/mcp, on loopback only for now.",
+    )
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="HTTP: the port (default 8000)")
+    serve.set_defaults(run=_cmd_serve)
 
     install = sub.add_parser(
         "install",
@@ -260,6 +275,20 @@ def _read_program(source: str) -> str:
             "or remove the coding comment"
         )
     return text
+
+
+# -- serve --------------------------------------------------------------------------------------------
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .serve import LOOPBACK_HOSTS, host_refusal, serve
+
+    if args.transport == "http" and args.host not in LOOPBACK_HOSTS:
+        print(f"codemode: {host_refusal(args.host)}", file=sys.stderr)
+        return EXIT_USAGE
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an HTTP server is stopped
+        serve(args.config, transport=args.transport, host=args.host, port=args.port)
+    return EXIT_OK
 
 
 # -- install, lab ------------------------------------------------------------------------------------

@@ -1,0 +1,10 @@
+"""``codemode serve``: code mode as one MCP server in front of the configured servers.
+
+MCP hosts (Claude Desktop, Claude Code, VS Code) get one tool, ``execute_python``, whose programs call
+every configured server's tools as typed functions and come back as one result record (docs/serve.md).
+"""
+
+from .app import LOOPBACK_HOSTS, build_server, host_refusal, serve
+from .record import ExecutionRecord
+
+__all__ = ["LOOPBACK_HOSTS", "ExecutionRecord", "build_server", "host_refusal", "serve"]

@@ -1,0 +1,25 @@
+"""The outputSchema of ``execute_python``: the ExecutionResult record as MCP structuredContent."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+__all__ = ["ExecutionRecord"]
+
+
+class ExecutionRecord(TypedDict):
+    """One execution, field for field ``ExecutionResult.to_dict()``, so clients can rely on its shape."""
+
+    status: Literal["ok", "error", "timeout", "crashed", "internal", "pending"]
+    execution_id: str
+    value: dict[str, Any] | None
+    error: dict[str, Any] | None
+    stdout: str
+    stderr: str
+    output_truncated: bool
+    tool_calls: list[dict[str, Any]]
+    artifacts: list[dict[str, Any]]
+    duration_ms: float
+    timeout_s: float
+    protections: list[str]
+    pending_calls: list[dict[str, Any]]
