@@ -86,6 +86,11 @@ def test_stdio_lists_execute_python_and_runs_programs(project: Path) -> None:
                 assert record is not None and record["status"] == "error"
                 assert record["error"]["line"] == 2 and record["error"]["type"] == "ValueError"
                 assert 'raise ValueError("boom")' in failed.content[0].text  # type: ignore[union-attr]
+                slow = {"code": "import time\nwhile True:\n    time.sleep(0.05)\n", "timeout": 1}
+                stopped = await client.call_tool("execute_python", slow)
+                assert stopped.is_error
+                assert stopped.structured_content is not None
+                assert stopped.structured_content["status"] == "timeout"
 
     anyio.run(session)
 
