@@ -9,6 +9,17 @@ from kernel_session import WIDGET_MIME, Kernel
 
 from codemode_kernel.kernel.display import TRACE_MIME
 
+# Two calls 0.6 s apart: the live view is seen growing while the program runs.
+TWO_SPACED_CALLS = (
+    "%%codemode\n"
+    "import time\n"
+    'a = get_weather(city="Oslo", unit="celsius")\n'
+    "time.sleep(0.6)\n"
+    'b = get_weather(city="Lima", unit="celsius")\n'
+    "time.sleep(0.6)\n"
+    "[a.temperature, b.temperature]"
+)
+
 
 def _widget_states(reply: Any) -> dict[str, dict[str, Any]]:
     """Every widget model the cell opened, with its state after all updates (by comm id)."""
@@ -33,15 +44,7 @@ def _html_history(reply: Any, comm_id: str) -> list[str]:
 
 
 def test_a_running_cell_shows_its_tool_calls_live_then_the_static_record(kernel: Kernel) -> None:
-    reply = kernel.run(
-        "%%codemode\n"
-        "import time\n"
-        'a = get_weather(city="Oslo", unit="celsius")\n'
-        "time.sleep(0.6)\n"
-        'b = get_weather(city="Lima", unit="celsius")\n'
-        "time.sleep(0.6)\n"
-        "[a.temperature, b.temperature]"
-    )
+    reply = kernel.run(TWO_SPACED_CALLS)
     assert reply.status == "ok", reply.content
     displays = reply.of_type("display_data", "update_display_data")
     # First the live view (a widget; nothing as text), then it is emptied, then the record.
@@ -109,15 +112,7 @@ def _announce_trace_renderer(kernel: Kernel) -> str:
 def test_with_the_extension_the_live_view_is_the_trace_itself_updated_in_place(kernel: Kernel) -> None:
     comm_id = _announce_trace_renderer(kernel)
     try:
-        reply = kernel.run(
-            "%%codemode\n"
-            "import time\n"
-            'a = get_weather(city="Oslo", unit="celsius")\n'
-            "time.sleep(0.6)\n"
-            'b = get_weather(city="Lima", unit="celsius")\n'
-            "time.sleep(0.6)\n"
-            "[a.temperature, b.temperature]"
-        )
+        reply = kernel.run(TWO_SPACED_CALLS)
     finally:
         close = {"comm_id": comm_id, "data": {}}
         kernel.client.shell_channel.send(kernel.client.session.msg("comm_close", close))
