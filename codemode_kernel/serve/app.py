@@ -19,7 +19,11 @@ from ..config import CodeModeSettings, load_config, resolve_code_mode
 from ..executor import Executor
 from ..executor.result import format_result_text
 from ..toolbox import Toolbox
+from .http import run_http
+from .passthrough import add_passthrough_tools
 from .record import ExecutionRecord
+from .resources import add_artifact_resources
+from .selfref import without_self
 
 __all__ = ["LOOPBACK_HOSTS", "Transport", "build_server", "host_refusal", "serve"]
 
@@ -62,6 +66,8 @@ def build_server(toolbox: Toolbox, executor: Executor, settings: CodeModeSetting
         log_level="WARNING",
     )
     server.add_tool(execute_python, name=EXECUTE_PYTHON, description=definition.description)
+    add_passthrough_tools(server, toolbox, settings)
+    add_artifact_resources(server, executor.artifacts)
     return server
 
 
@@ -80,7 +86,7 @@ def serve(
     """
     if transport == "http" and host not in LOOPBACK_HOSTS:
         raise ValueError(host_refusal(host))
-    config = load_config(config_path)
+    config, _itself = without_self(load_config(config_path))
     # Serving code mode is the point of this command, so it is on even if the config leaves it off.
     settings = resolve_code_mode(config, None).model_copy(update={"enabled": True})
     with Toolbox(config) as toolbox, Executor(toolbox, settings=settings) as executor:
@@ -89,4 +95,4 @@ def serve(
         if transport == "stdio":
             server.run("stdio")
         else:
-            server.run("streamable-http", host=host, port=port)
+            run_http(server, host=host, port=port)
