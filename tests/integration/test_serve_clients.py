@@ -1,0 +1,160 @@
+"""``codemode serve`` through a third-party MCP client: the MCP Inspector's CLI (npm), as a user runs it.
+
+The Inspector is the MCP project's own debugging client, written in TypeScript on the TypeScript SDK: if
+it can list ``execute_python``, call it and read the record, hosts built on that SDK can too. It prints
+each answer as JSON on stdout; these tests read that output, as a user reading the terminal would.
+
+The upstream servers are ours (the weather demo) and a third party's (``server-everything`` from npm), so
+a program's calls cross two servers written by different people in different languages.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codemode_kernel.servers.weather import get_weather
+from tests.conftest import NODE_BIN, require_executable
+from tests.integration.serve_support import (
+    demo_server,
+    serve_argv,
+    serve_env,
+    served_http,
+    write_serve_config,
+)
+
+pytestmark = pytest.mark.integration
+
+INSPECTOR_DIR = NODE_BIN.parent / "@modelcontextprotocol" / "inspector-cli" / "build"
+"""Where the Inspector CLI runs: version 1.0.3 finds its own package.json as ``../package.json`` of its
+working directory (``fs.existsSync`` relative to the cwd, then ``import`` relative to the module), so
+started anywhere else it stops with "Cannot find module .../package.json". Serve's workspace is in its
+config, so its own working directory does not matter."""
+
+TWO_SERVERS_PROGRAM = (
+    'w = get_weather(city="Oslo", unit="celsius")\n'
+    'said = echo(message=f"{w.city} is {w.conditions}")\n'
+    "total = get_sum(a=w.temperature, b=10)\n"
+    '{"city": w.city, "echo": said, "sum": total}\n'
+)
+RAISING_PROGRAM = 'x = get_weather(city="Oslo", unit="celsius")\nraise ValueError("boom")\n'
+
+
+@pytest.fixture(scope="module")
+def inspector() -> str:
+    return require_executable(NODE_BIN / "mcp-inspector-cli")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, everything_bin: str) -> Path:
+    """A folder with a private home and a serve config naming the weather demo and server-everything."""
+    folder = tmp_path_factory.mktemp("clients")
+    write_serve_config(folder, {"weather": demo_server("weather"), "everything": {"command": everything_bin}})
+    return folder
+
+
+@pytest.fixture(scope="module")
+def url(project: Path) -> Iterator[str]:
+    """One ``codemode serve --transport http`` for the module's HTTP tests."""
+    with served_http(project, project / "serve.json") as (_proc, url):
+        yield url
+
+
+def run_inspector(inspector: str, project: Path, *args: str) -> dict[str, Any]:
+    """``mcp-inspector-cli --cli ARGS``: the JSON it prints; fails with its stderr if it exits non-zero."""
+    done = subprocess.run(
+        [inspector, "--cli", *args],
+        cwd=INSPECTOR_DIR,
+        env=serve_env(project),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert done.returncode == 0, f"the Inspector exited {done.returncode}:\n{done.stderr}\n{done.stdout}"
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def call_execute_python(inspector: str, project: Path, target: list[str], code: str) -> dict[str, Any]:
+    """tools/call of execute_python with ``code``, through the Inspector connected to ``target``."""
+    # The Inspector parses each --tool-arg value as JSON first: a program must not be valid JSON (a
+    # multi-line program never is), or it would arrive as a number or an object.
+    args = ["--method", "tools/call", "--tool-name", "execute_python", "--tool-arg", f"code={code}"]
+    return run_inspector(inspector, project, *target, *args)
+
+
+def js(number: float) -> str:
+    """``number`` as JavaScript prints it (server-everything is a Node server): 16 for 16.0, else as repr."""
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def check_two_servers(answer: dict[str, Any]) -> None:
+    """The record of TWO_SERVERS_PROGRAM, as the Inspector printed it."""
+    weather = get_weather("Oslo", "celsius")
+    assert answer.get("isError") is not True, answer
+    record = answer["structuredContent"]
+    assert record["status"] == "ok"
+    assert record["value"] == {
+        "kind": "json",
+        "data": {
+            "city": "Oslo",
+            "echo": f"Echo: Oslo is {weather.conditions}",
+            "sum": f"The sum of {js(weather.temperature)} and 10 is {js(weather.temperature + 10)}.",
+        },
+    }
+    calls = [(call["server"], call["tool"], call["status"]) for call in record["tool_calls"]]
+    assert calls == [
+        ("weather", "get_weather", "ok"),
+        ("everything", "echo", "ok"),
+        ("everything", "get-sum", "ok"),
+    ]
+    text = answer["content"][0]["text"]
+    assert "[ok in" in text and "3 tool calls]" in text
+
+
+def test_inspector_lists_execute_python_with_both_servers_tools(
+    inspector: str, project: Path, url: str
+) -> None:
+    answer = run_inspector(inspector, project, url, "--method", "tools/list")
+    assert [tool["name"] for tool in answer["tools"]] == ["execute_python"]
+    tool = answer["tools"][0]
+    assert "def get_weather(city: str" in tool["description"]
+    assert (
+        "# --- server: everything ---" in tool["description"]
+        and "def get_sum(a: float" in tool["description"]
+    )
+    assert tool["inputSchema"]["required"] == ["code"]
+    assert {"status", "value", "tool_calls"} <= set(tool["outputSchema"]["properties"])
+
+
+def test_inspector_runs_a_program_calling_ours_and_a_third_party_server(
+    inspector: str, project: Path, url: str
+) -> None:
+    check_two_servers(call_execute_python(inspector, project, [url], TWO_SERVERS_PROGRAM))
+
+
+def test_inspector_sees_a_raising_program_as_is_error_with_its_line(
+    inspector: str, project: Path, url: str
+) -> None:
+    answer = call_execute_python(inspector, project, [url], RAISING_PROGRAM)
+    assert answer["isError"] is True
+    record = answer["structuredContent"]
+    assert record["status"] == "error"
+    assert (record["error"]["type"], record["error"]["line"]) == ("ValueError", 2)
+    assert [call["tool"] for call in record["tool_calls"]] == ["get_weather"]
+    assert 'raise ValueError("boom")' in answer["content"][0]["text"]
+
+
+def test_inspector_starts_serve_over_stdio_from_a_desktop_style_config(inspector: str, project: Path) -> None:
+    """The shape Claude Desktop and Cursor use: ``{"mcpServers": {"codemode": {command, args}}}``."""
+    argv = serve_argv(project / "serve.json")
+    hosts = project / "host.json"
+    hosts.write_text(json.dumps({"mcpServers": {"codemode": {"command": argv[0], "args": argv[1:]}}}))
+    target = ["--config", str(hosts), "--server", "codemode"]
+    check_two_servers(call_execute_python(inspector, project, target, TWO_SERVERS_PROGRAM))
+
