@@ -1,17 +1,180 @@
-"""The tools excluded from code mode (``excludedTools``), offered as ordinary MCP tools."""
+"""The tools excluded from code mode (``excludedTools``), offered as ordinary MCP tools (the Go rule).
+
+An excluded tool is not a function in programs, so a host could not reach it at all unless ``serve`` offers
+it beside ``execute_python``: under its own name, with the upstream's input schema, output schema, title,
+description and annotations, called through the hub (argument validation, timeout, call log) and answered
+with the upstream's result as it came (content, structuredContent, isError). The upstream's progress
+reaches the client when it asked for progress.
+
+Names are the ones ``%%agent`` gives its model (``agent.build_toolset``), so ``execute_python``'s
+description names exactly the tools offered. A name already taken (by ``execute_python``, or by an excluded
+tool of a server listed earlier in the config) becomes ``<server>__<tool>``, then gets ``_2``, ``_3``...;
+characters other than letters, digits, ``_`` and ``-`` become ``_``. Every renamed tool is reported on
+stderr: one tool never silently hides another.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import concurrent.futures
+import logging
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import ConfigDict, ValidationError
 
+from ..agent import AgentOptions, build_toolset
+from ..agent.prompt import EXECUTE_PYTHON
 from ..config import CodeModeSettings
+from ..errors import CodeModeError
+from ..hub import ToolHub
 from ..toolbox import Toolbox
+from ..toolspec import ToolSpec
 
-__all__ = ["add_passthrough_tools"]
+__all__ = ["add_passthrough_tools", "passthrough_tools"]
+
+log = logging.getLogger(__name__)
 
 
-def add_passthrough_tools(server: MCPServer[Any], toolbox: Toolbox, settings: CodeModeSettings) -> list[str]:
-    """Add each excluded tool to ``server``; returns their names. None yet."""
-    return []
+def add_passthrough_tools(
+    server: MCPServer[Any], toolbox: Toolbox, settings: CodeModeSettings, *, stderr: TextIO | None = None
+) -> list[str]:
+    """Add each excluded tool of the ready servers to ``server``; returns the names they are offered under.
+
+    A renamed tool is reported on ``stderr`` (``sys.stderr`` by default), one line each.
+    """
+    tools = passthrough_tools(toolbox, settings, stderr=stderr)
+    for tool in tools:
+        _register(server, tool)
+    return [tool.name for tool in tools]
+
+
+def passthrough_tools(
+    toolbox: Toolbox, settings: CodeModeSettings, *, stderr: TextIO | None = None
+) -> list[Tool]:
+    """The excluded tools as SDK tools (what ``MCPServer(tools=...)`` takes), renamed ones reported.
+
+    The names come from the same rule as ``execute_python``'s description (``build_toolset``), and
+    never equal ``execute_python``.
+    """
+    offered = build_toolset(toolbox.models, toolbox.hub.tool_specs(), settings, AgentOptions()).classic
+    for note in _renaming_notes(offered):
+        print(f"codemode serve: {note}", file=stderr or sys.stderr)
+    return [_tool(name, spec, toolbox.hub) for name, spec in offered.items()]
+
+
+def _renaming_notes(offered: Mapping[str, ToolSpec]) -> list[str]:
+    """One line for each tool offered under another name than its own, saying why."""
+    notes = []
+    for name, spec in offered.items():
+        if name == spec.name:
+            continue
+        if spec.name == EXECUTE_PYTHON:
+            why = "execute_python is code mode's own tool"
+        elif (holder := offered.get(spec.name)) is not None:
+            why = f'"{spec.name}" is {holder.qualified_name}, listed before it'
+        else:
+            why = "an MCP tool name here holds only letters, digits, _ and - (at most 64)"
+        notes.append(f'the excluded tool {spec.qualified_name} is offered as "{name}": {why}')
+    return notes
+
+
+class _UpstreamArguments(ArgModelBase):
+    """Every argument as sent: the upstream validates against its own schema (through the hub), not us."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        """All the arguments under one keyword, so no argument name can clash with the context's."""
+        return {"arguments": dict(self.model_extra or {})}
+
+
+def _tool(name: str, spec: ToolSpec, hub: ToolHub) -> Tool:
+    """An SDK tool with ``spec``'s own schemas and texts, whose calls go to the upstream through ``hub``."""
+
+    async def call_upstream(arguments: dict[str, Any], context: Context[Any, Any]) -> CallToolResult:
+        relay = _ProgressRelay(context, hub)
+        try:
+            result = await hub.acall(spec.server, spec.name, arguments, progress=relay.forward)
+        except CodeModeError as exc:  # invalid arguments, timeout, server gone: the caller reads why
+            await relay.drain()
+            raise MCPToolError(str(exc)) from exc
+        await relay.drain()
+        try:
+            return CallToolResult.model_validate(result)
+        except ValidationError as exc:
+            problem = f"{spec.qualified_name} answered with a result MCP does not allow: {exc}"
+            raise MCPToolError(problem) from exc
+
+    return Tool(
+        fn=call_upstream,
+        name=name,
+        title=spec.title,
+        description=spec.description,
+        parameters=spec.input_schema,
+        # A published output schema without a model: the SDK advertises it and does not check results
+        # against it, so the upstream's structuredContent goes out exactly as it came.
+        fn_metadata=FuncMetadata(arg_model=_UpstreamArguments, output_schema=spec.output_schema),
+        is_async=True,
+        context_kwarg="context",
+        annotations=_annotations(spec),
+    )
+
+
+def _annotations(spec: ToolSpec) -> ToolAnnotations | None:
+    if spec.annotations is None:
+        return None
+    try:
+        return ToolAnnotations.model_validate(spec.annotations)
+    except ValidationError:
+        log.warning("%s: its annotations are not MCP tool annotations; left out", spec.qualified_name)
+        return None
+
+
+class _ProgressRelay:
+    """Forwards one call's upstream progress to the client (the SDK drops it if the client asked for none).
+
+    The hub reports on its own thread; notifications are sent from the MCP server's loop, in order, and
+    all of them before the result: ``drain`` waits for those the hub received before the result.
+    """
+
+    def __init__(self, context: Context[Any, Any], hub: ToolHub) -> None:
+        self._context = context
+        self._hub = hub
+        self._loop = asyncio.get_running_loop()
+        self._sent: list[concurrent.futures.Future[None]] = []
+
+    async def forward(self, progress: float, total: float | None, message: str | None) -> None:
+        """The hub's progress callback (on the hub's thread): hand the notification to the server's loop."""
+        report = self._context.report_progress(progress, total, message)
+        self._sent.append(asyncio.run_coroutine_threadsafe(report, self._loop))
+
+    async def drain(self) -> None:
+        """Wait until every progress received before the result has gone to the client."""
+        # The MCP client runs each progress callback as a task of its own, so the upstream's last progress
+        # may still be queued on the hub's loop when the result arrives: one turn of that loop starts it.
+        await self._hub.loop_thread.run_async(asyncio.sleep(0))
+        for sent in self._sent:
+            try:
+                await asyncio.wrap_future(sent)
+            except Exception:  # the client went away: the result decides what happens next
+                log.debug("could not forward progress to the client", exc_info=True)
+
+
+def _register(server: MCPServer[Any], tool: Tool) -> None:
+    """Add a ready-made tool to a server that exists already.
+
+    ``MCPServer`` takes ready-made tools only in its constructor (``tools=``); its ``add_tool`` derives the
+    schema from a Python signature, which would lose the upstream's schema. So the tool goes into the
+    server's tool manager directly.
+    """
+    manager = server._tool_manager
+    if manager.get_tool(tool.name) is not None:  # build_toolset never hands out a taken name
+        raise ValueError(f"the MCP server already has a tool named {tool.name!r}")
+    manager._tools[tool.name] = tool
