@@ -69,7 +69,10 @@ def add_artifact_resources(server: MCPServer[Any], artifacts: ArtifactStore) -> 
         others: list[Resource] = []
         if params.cursor is None and (handler := earlier["resources/list"]) is not None:
             others = ListResourcesResult.model_validate(_as_dict(await handler(ctx, params))).resources
-        listed = await anyio.to_thread.run_sync(artifacts.list)
+        try:
+            listed = await anyio.to_thread.run_sync(artifacts.list)
+        except ArtifactError as exc:  # the store cannot be opened (a read-only workspace, a damaged file)
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from exc
         start = _page_start(listed, params.cursor)
         page = listed[start : start + PAGE_SIZE]
         more = start + PAGE_SIZE < len(listed)

@@ -279,6 +279,23 @@ def test_artifacts_a_program_stored_are_resources(served: Served) -> None:
     _session(served, body)
 
 
+def test_many_artifacts_are_listed_in_pages_newest_first(served: Served) -> None:
+    async def body(client: Client) -> None:
+        code = "[store_artifact(n, name=f'number {n}') for n in range(250)]"
+        ran = await client.call_tool("execute_python", {"code": code})
+        assert ran.structured_content is not None, ran.content
+        stored = ran.structured_content["value"]["data"]
+
+        first = await client.list_resources()
+        assert len(first.resources) == 200 and first.next_cursor is not None
+        uris = [r.uri for r in await _all_resources(client)]
+        assert len(uris) == len(set(uris))  # no artifact twice across pages
+        newest = [uri.removeprefix("artifact://") for uri in uris[:250]]
+        assert newest == stored[::-1]
+
+    _session(served, body)
+
+
 def test_a_tool_result_too_large_for_the_record_is_a_readable_resource(served: Served) -> None:
     async def body(client: Client) -> None:
         code = 'text = read_file(path="big.txt")\nlen(text)\n'
