@@ -55,3 +55,4 @@ echo "== bench (timings never fail; an execution that fails does)"
 .venv/bin/python bench/executor.py --quick
 .venv/bin/python bench/agent_tokens.py --quick
 .venv/bin/python bench/render.py --quick
+.venv/bin/python bench/serve.py --quick
