@@ -110,11 +110,39 @@ def _parser() -> argparse.ArgumentParser:
         description="Connect the configured servers and serve one MCP tool, execute_python: a program "
         "calling their tools as typed functions, answered with the whole result record (docs/serve.md). "
         "stdio by default (for Claude Desktop, Claude Code, VS Code); --transport http serves Streamable "
-        "HTTP at http://HOST:PORT/mcp, on loopback only for now.",
+        "HTTP at http://HOST:PORT/mcp, refusing requests whose Host or browser Origin is not this server's, "
+        "and asking for a bearer token on any address but loopback.",
     )
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="HTTP: the address to bind (default 127.0.0.1); any but 127.0.0.1, localhost or ::1 requires "
+        "a bearer token",
+    )
     serve.add_argument("--port", type=int, default=8000, help="HTTP: the port (default 8000)")
+    serve.add_argument(
+        "--token-env",
+        metavar="VAR",
+        help="HTTP: the environment variable holding the bearer token clients must send (default "
+        "CODEMODE_SERVE_TOKEN). A token is required beyond loopback, or when this option is given or the "
+        "variable is set; with the variable unset, one is generated and printed at start",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="HTTP: also accept requests whose Host header is NAME (with no port: any port), such as a "
+        "reverse proxy's name; repeatable",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="HTTP: also accept browser requests from ORIGIN (https://app.example.com); repeatable",
+    )
     serve.set_defaults(run=_cmd_serve)
 
     install = sub.add_parser(
@@ -281,13 +309,23 @@ def _read_program(source: str) -> str:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .serve import LOOPBACK_HOSTS, host_refusal, serve
+    from .serve import serve
+    from .serve.http import HttpAccess, http_access
 
-    if args.transport == "http" and args.host not in LOOPBACK_HOSTS:
-        print(f"codemode: {host_refusal(args.host)}", file=sys.stderr)
-        return EXIT_USAGE
+    access: HttpAccess | None = None
+    if args.transport == "http":
+        try:
+            access = http_access(
+                args.host,
+                token_env=args.token_env,
+                allow_hosts=args.allow_host,
+                allow_origins=args.allow_origin,
+            )
+        except ValueError as exc:
+            print(f"codemode: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an HTTP server is stopped
-        serve(args.config, transport=args.transport, host=args.host, port=args.port)
+        serve(args.config, transport=args.transport, host=args.host, port=args.port, access=access)
     return EXIT_OK
 
 

@@ -17,7 +17,9 @@ Catch broad, recover narrow::
     │   ├── LLMAuthError            no API key where one is needed, or the provider refused it
     │   ├── LLMModelNotFoundError   the provider does not know the model
     │   └── LLMUnreachableError     the endpoint cannot be reached (connection refused, DNS, timeout)
-    └── AgentError                  the agent stopped on our own failure (an execution ended ``internal``)
+    ├── AgentError                  the agent stopped on our own failure (an execution ended ``internal``)
+    ├── ServerBusyError             codemode serve runs and queues all it may; the call is refused at once
+    └── SessionLimitError           codemode serve keeps as many sessions as it may; a new one is refused
 
 Every message says what went wrong and what to do about it, so it can be shown to a user (or a model)
 as is.
@@ -37,7 +39,9 @@ __all__ = [
     "LLMError",
     "LLMModelNotFoundError",
     "LLMUnreachableError",
+    "ServerBusyError",
     "ServerError",
+    "SessionLimitError",
     "ToolArgumentError",
     "ToolError",
     "ToolNameCollisionError",
@@ -180,3 +184,11 @@ class AgentError(CodeModeError):
     def __init__(self, message: str, *, result: Any = None):
         self.result = result
         super().__init__(message)
+
+
+class ServerBusyError(CodeModeError):
+    """``codemode serve`` runs ``poolSize`` programs and queues ``queueLimit``: a call is refused at once."""
+
+
+class SessionLimitError(CodeModeError):
+    """A new ``codemode serve`` session would pass ``maxSessions``; an idle one must expire or end first."""

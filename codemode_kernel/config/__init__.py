@@ -17,6 +17,7 @@ from .models import (
     ModelConfig,
     SandboxSettings,
     ServerConfig,
+    ServeSettings,
     Transport,
 )
 from .trust import is_trusted, trust_config
@@ -28,6 +29,7 @@ __all__ = [
     "Defaults",
     "ModelConfig",
     "SandboxSettings",
+    "ServeSettings",
     "ServerConfig",
     "Transport",
     "default_config",

@@ -37,6 +37,7 @@ __all__ = [
     "Defaults",
     "ModelConfig",
     "SandboxSettings",
+    "ServeSettings",
     "ServerConfig",
     "Transport",
 ]
@@ -241,10 +242,29 @@ class CodeModeSettings(ConfigModel):
         return tool in self.excluded_tools or f"{server}/{tool}" in self.excluded_tools
 
 
+class ServeSettings(ConfigModel):
+    """How much ``codemode serve`` runs at once and how long it keeps a session (docs/serve.md).
+
+    Programs mostly wait on tool calls, so more may run than there are cores; each running program is one
+    worker process (its memory limit is ``codeMode.sandbox.memoryMb``).
+    """
+
+    pool_size: Annotated[int, Field(strict=True, ge=1, le=256)] = 8
+    """Programs that run at the same time, over every client."""
+    queue_limit: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 64
+    """Programs that may wait for a free place; one more is refused at once with an error saying so."""
+    session_idle: Seconds = 600.0
+    """Seconds a session (``execute_python``'s ``session``) may go unused before its worker is ended."""
+    max_sessions: Annotated[int, Field(strict=True, ge=1, le=1024)] = 16
+    """Sessions alive at once, over every client; a new one beyond is refused until one ends or expires."""
+
+
 class Defaults(ConfigModel):
     """Settings that apply to every model unless the model brings its own."""
 
     code_mode: CodeModeSettings | None = None
+    serve: ServeSettings = ServeSettings()
+    """``codemode serve``'s limits."""
     connect_timeout: Seconds | None = None
     """Seconds a server may take to connect when its entry has no ``connectTimeout``; None: 60."""
     start_wait: Seconds | None = None

@@ -26,6 +26,7 @@ from ..artifacts import ArtifactStore
 from ..calllog import CallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
 from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMError, UnknownToolError
+from ..hub.connection import ProgressCallback
 from ..toolbox import Toolbox
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .protocol import ProtocolError, encode_frame, read_frame_async
@@ -49,6 +50,8 @@ OutputCallback = Callable[[str, str], None]
 """``on_output(stream, text)``: what the program printed, as it prints it."""
 CallCallback = Callable[[CallRecord], None]
 """``on_call(record)``: one of the execution's tool calls started (status running) or ended."""
+ProgressWatcher = Callable[[str, int | None, float, float | None, str | None], None]
+"""``on_progress(tool, seq, progress, total, message)``: a server's progress notification for a call."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class _Watchers:
 
     on_output: OutputCallback | None = None
     on_call: CallCallback | None = None
+    on_progress: ProgressWatcher | None = None
 
 
 log = logging.getLogger(__name__)
@@ -134,6 +138,20 @@ class _Execution:
                 self.watchers.on_output(stream, data)
             except Exception:  # a broken live view must not break the execution
                 log.exception("an on_output callback failed")
+
+    def progress_of(self, tool: str, seq: int | None) -> ProgressCallback | None:
+        """The hub's progress callback for one call, when the caller watches progress."""
+        watch = self.watchers.on_progress
+        if watch is None:
+            return None
+
+        def forward(progress: float, total: float | None, message: str | None) -> None:
+            try:
+                watch(tool, seq, progress, total, message)
+            except Exception:  # a broken live view must not break the call
+                log.exception("an on_progress callback failed")
+
+        return forward
 
     def reply(self, message: dict[str, Any]) -> None:
         if not self.writer.is_closing():
@@ -262,6 +280,7 @@ class Executor:
         pending: bool = False,
         on_output: OutputCallback | None = None,
         on_call: CallCallback | None = None,
+        on_progress: ProgressWatcher | None = None,
     ) -> ExecutionResult:
         """Run ``code`` and return its ExecutionResult; blocks (an interrupt stops the worker).
 
@@ -279,8 +298,12 @@ class Executor:
                 thread (keep it short): for live views.
             on_call: called with the CallRecord of each of this execution's tool calls when it starts
                 and when it ends, on the hub's thread (keep it short).
+            on_progress: called with ``(tool, seq, progress, total, message)`` when a server reports
+                progress on one of this execution's calls, on the hub's thread (keep it short).
         """
-        runner = self._run(code, timeout, inputs, session, replay, pending, _Watchers(on_output, on_call))
+        runner = self._run(
+            code, timeout, inputs, session, replay, pending, _Watchers(on_output, on_call, on_progress)
+        )
         return self.toolbox.hub.loop_thread.run(runner)
 
     async def arun(
@@ -294,9 +317,12 @@ class Executor:
         pending: bool = False,
         on_output: OutputCallback | None = None,
         on_call: CallCallback | None = None,
+        on_progress: ProgressWatcher | None = None,
     ) -> ExecutionResult:
         """Async twin of ``run``, awaitable from any event loop."""
-        runner = self._run(code, timeout, inputs, session, replay, pending, _Watchers(on_output, on_call))
+        runner = self._run(
+            code, timeout, inputs, session, replay, pending, _Watchers(on_output, on_call, on_progress)
+        )
         return await self.toolbox.hub.loop_thread.run_async(runner)
 
     @property
@@ -613,7 +639,12 @@ class Executor:
             return
         try:
             result = await hub.acall(
-                server, tool, arguments, execution_id=state.execution_id, seq=_seq(message)
+                server,
+                tool,
+                arguments,
+                execution_id=state.execution_id,
+                seq=_seq(message),
+                progress=state.progress_of(tool, _seq(message)),
             )
         except CodeModeError as exc:
             state.reply({"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, tool)})

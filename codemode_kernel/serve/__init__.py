@@ -4,7 +4,7 @@ MCP hosts (Claude Desktop, Claude Code, VS Code) get one tool, ``execute_python`
 every configured server's tools as typed functions and come back as one result record (docs/serve.md).
 """
 
-from .app import LOOPBACK_HOSTS, build_server, host_refusal, serve
+from .app import build_server, serve
 from .record import ExecutionRecord
 
-__all__ = ["LOOPBACK_HOSTS", "ExecutionRecord", "build_server", "host_refusal", "serve"]
+__all__ = ["ExecutionRecord", "build_server", "serve"]

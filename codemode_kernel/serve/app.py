@@ -7,55 +7,84 @@ offers (``agent.build_toolset``), so a host's model reads the same rules and typ
 # No ``from __future__ import annotations``: the SDK reads execute_python's annotations, which name
 # a local (its timeout text), so they must be evaluated where the function is defined.
 
+import asyncio
+import sys
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
-from ..config import CodeModeSettings, load_config, resolve_code_mode
-from ..executor import Executor
+from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
+from ..errors import ServerBusyError, SessionLimitError
+from ..executor import ExecutionResult, Executor
 from ..executor.result import format_result_text
 from ..toolbox import Toolbox
-from .http import run_http
-from .passthrough import add_passthrough_tools
+from .http import HttpAccess, run_http
+from .limits import Admission
+from .passthrough import passthrough_tools
+from .progress import ProgressRelay
 from .record import ExecutionRecord
 from .resources import add_artifact_resources
-from .selfref import without_self
+from .selfref import self_reference_note, without_self
+from .sessions import SessionRef, SessionTable
 
-__all__ = ["LOOPBACK_HOSTS", "Transport", "build_server", "host_refusal", "serve"]
+__all__ = ["Transport", "build_server", "serve"]
 
 Transport = Literal["stdio", "http"]
 
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-"""Hosts HTTP may bind without a bearer token (the only ones, until tokens exist)."""
+SESSION_PARAMETER = (
+    "Optional. A name for a session: programs run with the same name keep their globals (variables, "
+    "imports, functions) from one call to the next. Omit it for a fresh process each call. A session ends "
+    "after {idle} s unused, or when its program is stopped; the result's `session` says which one ran, and "
+    "over HTTP without MCP sessions it is the name to pass next time."
+)
 
 
-def host_refusal(host: str) -> str:
-    """Why ``host`` is refused: beyond loopback anyone could run programs, and no bearer token exists yet."""
-    return (
-        f"--host {host}: serving beyond this machine needs a bearer token, which is not implemented yet; "
-        "bind 127.0.0.1 (the default), localhost or ::1"
-    )
+def build_server(
+    toolbox: Toolbox,
+    executor: Executor,
+    settings: CodeModeSettings,
+    *,
+    transport: Transport = "stdio",
+    limits: ServeSettings | None = None,
+) -> MCPServer[Any]:
+    """The MCP server offering ``execute_python`` over ``toolbox``'s tools, run by ``executor``.
 
-
-def build_server(toolbox: Toolbox, executor: Executor, settings: CodeModeSettings) -> MCPServer[Any]:
-    """The MCP server offering ``execute_python`` over ``toolbox``'s tools, run by ``executor``."""
+    ``transport`` decides what scopes a session: the one stdio client, or the HTTP client's MCP session.
+    """
+    limits = limits if limits is not None else ServeSettings()
     toolset = build_toolset(toolbox.models, toolbox.hub.tool_specs(), settings, AgentOptions())
     definition = toolset.execute_python
     assert definition is not None  # settings.enabled is forced on by serve()
     timeout_text = TIMEOUT_PARAMETER.format(timeout=settings.timeout)
+    session_text = SESSION_PARAMETER.format(idle=f"{limits.session_idle:g}")
+    admission = Admission(limits.pool_size, limits.queue_limit)
+    sessions = SessionTable(limits.max_sessions, lambda: executor.sessions)
 
     async def execute_python(
         code: Annotated[str, Field(description=CODE_PARAMETER)],
+        ctx: Context[Any, Any],
         timeout: Annotated[float | None, Field(ge=1, le=300, description=timeout_text)] = None,
+        session: Annotated[str | None, Field(min_length=1, max_length=100, description=session_text)] = None,
     ) -> Annotated[CallToolResult, ExecutionRecord]:
-        result = await executor.arun(code, timeout=timeout)
+        try:
+            ref = sessions.resolve(_scope(transport, ctx), session) if session is not None else None
+            async with admission.place():
+                result = await _run(executor, ctx, code, timeout, ref)
+        except (ServerBusyError, SessionLimitError) as exc:
+            raise ToolError(str(exc)) from None
+        record = dict(result.to_dict(), session=ref.name if ref else None)
+        text = format_result_text(result)
+        if ref is not None:
+            text += f"\nsession: {ref.name}" + (" (new: no globals from earlier calls)" if ref.new else "")
         return CallToolResult(
-            content=[TextContent(type="text", text=format_result_text(result))],
-            structured_content=result.to_dict(),
+            content=[TextContent(type="text", text=text)],
+            structured_content=record,
             is_error=result.status not in ("ok", "pending"),
         )
 
@@ -64,11 +93,44 @@ def build_server(toolbox: Toolbox, executor: Executor, settings: CodeModeSetting
         title="Code Mode",
         instructions="Run Python programs that call the configured MCP servers' tools as typed functions.",
         log_level="WARNING",
+        # execute_python first, then the excluded tools under their own names and schemas.
+        tools=[
+            Tool.from_function(execute_python, name=EXECUTE_PYTHON, description=definition.description),
+            *passthrough_tools(toolbox, settings),
+        ],
     )
-    server.add_tool(execute_python, name=EXECUTE_PYTHON, description=definition.description)
-    add_passthrough_tools(server, toolbox, settings)
     add_artifact_resources(server, executor.artifacts)
     return server
+
+
+async def _run(
+    executor: Executor, ctx: Context[Any, Any], code: str, timeout: float | None, ref: SessionRef | None
+) -> ExecutionResult:
+    """Run one program, relaying its calls, progress and output to the client as it goes."""
+    relay = ProgressRelay(ctx, asyncio.get_running_loop())
+    relay.start()
+    try:
+        result = await executor.arun(
+            code,
+            timeout=timeout,
+            session=ref.key if ref is not None else None,
+            on_output=relay.on_output,
+            on_call=relay.on_call,
+            on_progress=relay.on_progress,
+        )
+    except BaseException:
+        relay.cancel()  # cancelled by the client: the executor stops the program and its calls
+        raise
+    await relay.finish()
+    return result
+
+
+def _scope(transport: Transport, ctx: Context[Any, Any]) -> str | None:
+    """Whose sessions a request may name: the stdio client's, its MCP session's, or None (no session)."""
+    if transport == "stdio":
+        return "stdio"  # one process serves one client
+    session_id = (ctx.headers or {}).get("mcp-session-id")
+    return f"http:{session_id}" if session_id else None
 
 
 def serve(
@@ -77,22 +139,29 @@ def serve(
     transport: Transport = "stdio",
     host: str = "127.0.0.1",
     port: int = 8000,
+    access: HttpAccess | None = None,
 ) -> None:
     """Connect the configured servers, then serve until the client goes away (stdio) or an interrupt.
 
+    ``access`` holds HTTP's token and allowed hosts and origins (``serve.http.http_access``).
+
     Raises:
         ConfigError: the config cannot be used.
-        ValueError: ``host`` is not loopback (no bearer token exists yet).
+        ValueError: ``host`` is not loopback and ``access`` has no token.
     """
-    if transport == "http" and host not in LOOPBACK_HOSTS:
-        raise ValueError(host_refusal(host))
-    config, _itself = without_self(load_config(config_path))
+    config, itself = without_self(load_config(config_path))
+    if itself:
+        print(self_reference_note(itself, config.source), file=sys.stderr)
     # Serving code mode is the point of this command, so it is on even if the config leaves it off.
     settings = resolve_code_mode(config, None).model_copy(update={"enabled": True})
-    with Toolbox(config) as toolbox, Executor(toolbox, settings=settings) as executor:
+    limits = config.defaults.serve
+    with (
+        Toolbox(config) as toolbox,
+        Executor(toolbox, settings=settings, session_idle=limits.session_idle) as executor,
+    ):
         toolbox.wait_for_servers()  # the description lists every tool: wait for slow servers first
-        server = build_server(toolbox, executor, settings)
+        server = build_server(toolbox, executor, settings, transport=transport, limits=limits)
         if transport == "stdio":
             server.run("stdio")
         else:
-            run_http(server, host=host, port=port)
+            run_http(server, host=host, port=port, access=access)

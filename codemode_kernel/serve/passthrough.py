@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -37,22 +37,9 @@ from ..hub import ToolHub
 from ..toolbox import Toolbox
 from ..toolspec import ToolSpec
 
-__all__ = ["add_passthrough_tools", "passthrough_tools"]
+__all__ = ["passthrough_tools"]
 
 log = logging.getLogger(__name__)
-
-
-def add_passthrough_tools(
-    server: MCPServer[Any], toolbox: Toolbox, settings: CodeModeSettings, *, stderr: TextIO | None = None
-) -> list[str]:
-    """Add each excluded tool of the ready servers to ``server``; returns the names they are offered under.
-
-    A renamed tool is reported on ``stderr`` (``sys.stderr`` by default), one line each.
-    """
-    tools = passthrough_tools(toolbox, settings, stderr=stderr)
-    for tool in tools:
-        _register(server, tool)
-    return [tool.name for tool in tools]
 
 
 def passthrough_tools(
@@ -165,16 +152,3 @@ class _ProgressRelay:
                 await asyncio.wrap_future(sent)
             except Exception:  # the client went away: the result decides what happens next
                 log.debug("could not forward progress to the client", exc_info=True)
-
-
-def _register(server: MCPServer[Any], tool: Tool) -> None:
-    """Add a ready-made tool to a server that exists already.
-
-    ``MCPServer`` takes ready-made tools only in its constructor (``tools=``); its ``add_tool`` derives the
-    schema from a Python signature, which would lose the upstream's schema. So the tool goes into the
-    server's tool manager directly.
-    """
-    manager = server._tool_manager
-    if manager.get_tool(tool.name) is not None:  # build_toolset never hands out a taken name
-        raise ValueError(f"the MCP server already has a tool named {tool.name!r}")
-    manager._tools[tool.name] = tool

@@ -8,7 +8,7 @@ __all__ = ["ExecutionRecord"]
 
 
 class ExecutionRecord(TypedDict):
-    """One execution, field for field ``ExecutionResult.to_dict()``, so clients can rely on its shape."""
+    """One execution: ``ExecutionResult.to_dict()`` and its session, so clients can rely on its shape."""
 
     status: Literal["ok", "error", "timeout", "crashed", "internal", "pending"]
     execution_id: str
@@ -23,3 +23,5 @@ class ExecutionRecord(TypedDict):
     timeout_s: float
     protections: list[str]
     pending_calls: list[dict[str, Any]]
+    session: str | None
+    """The session the program ran in (the name to pass next time), or None for a fresh process."""

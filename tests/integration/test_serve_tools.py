@@ -329,8 +329,5 @@ def test_a_config_listing_codemode_serve_does_not_start_it(served: Served) -> No
     _session(served, body)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="app.py's serve() does not print self_reference_note yet (the lead wires it)"
-)
 def test_serve_says_which_entry_it_left_out(served: Served) -> None:
     assert self_reference_note(["codemode"], served.project / "serve.json") in served.stderr()
