@@ -128,7 +128,7 @@ class KernelTools:
     async def answer_llm(self, request: dict[str, Any]) -> str:
         """A program's ``llm()``: asked with the agent's model while ``%%agent`` runs, else the first one."""
         from ..errors import LLMError
-        from ..llm import Message, open_model
+        from ..llm import answer_request, open_model
 
         if self.toolbox is None:
             raise LLMError("llm(): the config could not be loaded, so no model is known")
@@ -138,12 +138,7 @@ class KernelTools:
                 model = self._llm_model = open_model(self.toolbox.config, None)
             except ConfigError as exc:  # no model configured: the program sees an LLMError saying so
                 raise LLMError(f"llm(): {exc}") from None
-        turn = await model.complete(
-            [Message("user", str(request.get("prompt", "")))],
-            system=request.get("system"),
-            max_tokens=request.get("max_tokens"),
-        )
-        return turn.text
+        return await answer_request(model, request)
 
     @property
     def workspace(self) -> Path:

@@ -5,6 +5,7 @@
 that speaks both wire protocols and plays scripted turns (tests, demos, benchmarks). See docs/llm.md.
 """
 
+from ._answer import answer_request
 from ._anthropic import AnthropicChatModel
 from ._arguments import argument_error
 from ._open import open_model
@@ -21,6 +22,7 @@ __all__ = [
     "ToolDefinition",
     "Turn",
     "Usage",
+    "answer_request",
     "argument_error",
     "open_model",
 ]

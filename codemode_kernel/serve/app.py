@@ -26,6 +26,7 @@ from ..executor.result import format_result_text
 from ..toolbox import Toolbox
 from .http import HttpAccess, run_http
 from .limits import Admission
+from .llm import model_answerer
 from .passthrough import passthrough_tools
 from .progress import ProgressRelay
 from .record import ExecutionRecord
@@ -58,7 +59,8 @@ def build_server(
     ``transport`` decides what scopes a session: the one stdio client, or the HTTP client's MCP session.
     """
     limits = limits if limits is not None else ServeSettings()
-    toolset = build_toolset(toolbox.models, toolbox.hub.tool_specs(), settings, AgentOptions())
+    specs = toolbox.hub.tool_specs()
+    toolset = build_toolset(toolbox.models, specs, settings, AgentOptions(), llm=executor.llm is not None)
     definition = toolset.execute_python
     assert definition is not None  # settings.enabled is forced on by serve()
     timeout_text = TIMEOUT_PARAMETER.format(timeout=settings.timeout)
@@ -157,7 +159,9 @@ def serve(
     limits = config.defaults.serve
     with (
         Toolbox(config) as toolbox,
-        Executor(toolbox, settings=settings, session_idle=limits.session_idle) as executor,
+        Executor(
+            toolbox, settings=settings, session_idle=limits.session_idle, llm=model_answerer(config)
+        ) as executor,
     ):
         toolbox.wait_for_servers()  # the description lists every tool: wait for slow servers first
         server = build_server(toolbox, executor, settings, transport=transport, limits=limits)

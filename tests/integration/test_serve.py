@@ -58,6 +58,7 @@ async def _check_listing(client: Client) -> None:
     tool = tools[0]
     assert tool.description is not None
     assert "def get_weather(city: str" in tool.description and "def read_file(" in tool.description
+    assert "llm(prompt)" not in tool.description  # no model configured: programs are not told of llm()
     assert tool.input_schema["required"] == ["code"]
     assert tool.output_schema is not None and "tool_calls" in tool.output_schema["properties"]
 

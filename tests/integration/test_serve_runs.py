@@ -23,6 +23,7 @@ import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, LoggingMessageNotificationParams
 
+from codemode_kernel.llm.scripted import ScriptedModelServer
 from tests.conftest import free_port, wait_for_port
 
 pytestmark = pytest.mark.integration
@@ -38,10 +39,10 @@ NAMED_PROGRAM = (
 )
 
 
-def _write_project(root: Path, limits: dict[str, Any]) -> None:
+def _write_project(root: Path, limits: dict[str, Any], models: list[dict[str, Any]] | None = None) -> None:
     (root / "home").mkdir(exist_ok=True)
     weather = {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
-    config = {"mcpServers": {"weather": weather}, "defaults": {"serve": limits}}
+    config = {"mcpServers": {"weather": weather}, "defaults": {"serve": limits}, "models": models or []}
     (root / "serve.json").write_text(json.dumps(config))
 
 
@@ -154,6 +155,28 @@ def test_session_limit_refuses_a_new_session_and_keeps_the_old(tmp_path: Path) -
                 assert _record(again)["value"]["text"] == "yes"
 
     anyio.run(session)
+
+
+def test_llm_in_a_served_program_is_answered_by_the_configured_model(tmp_path: Path) -> None:
+    with ScriptedModelServer(["Take an umbrella."]) as model:
+        entry = {"ref": "helper", "provider": "openai", "model": "scripted", "baseUrl": model.base_url}
+        _write_project(tmp_path, {}, models=[entry])
+
+        async def session() -> None:
+            argv = _argv()
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(tmp_path), cwd=tmp_path)
+            with (tmp_path / "serve.log").open("w") as errlog:
+                async with Client(stdio_client(params, errlog=errlog)) as client:
+                    listed = (await client.list_tools()).tools[0]
+                    assert listed.description is not None and "llm(prompt) -> str" in listed.description
+                    code = 'w = get_weather(city="Oslo", unit="celsius")\nllm(f"advice for {w.conditions}")'
+                    done = await client.call_tool("execute_python", {"code": code})
+                    record = _record(done)
+                    assert record["value"]["text"] == "Take an umbrella.", record["error"]
+                    assert [c["tool"] for c in record["tool_calls"]] == ["get_weather", "llm"]
+
+        anyio.run(session)
+        assert "advice for rain" in json.dumps(model.requests[0].body)
 
 
 def test_sessions_without_mcp_sessions_get_a_name_only_their_client_knows(
