@@ -43,7 +43,11 @@ def project(tmp_path: Path) -> Path:
 
 def _env(project: Path) -> dict[str, str]:
     home = project / "home"
-    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME", "CODEMODE_SERVE_TOKEN")
+    }
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
     return env
 

@@ -48,7 +48,11 @@ def _write_project(root: Path, limits: dict[str, Any], models: list[dict[str, An
 
 def _env(root: Path) -> dict[str, str]:
     home = root / "home"
-    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME", "CODEMODE_SERVE_TOKEN")
+    }
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
     return env
 
