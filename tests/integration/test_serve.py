@@ -141,3 +141,11 @@ def test_http_beyond_loopback_checks_its_options_before_serving(project: Path) -
     done = run_cli(*argv, cwd=project, timeout=30)
     assert done.returncode == 2
     assert "--allow-origin 'app.example'" in done.stderr and "scheme://host[:port]" in done.stderr
+
+
+def test_an_untrusted_project_config_is_refused_with_the_fix(tmp_path: Path) -> None:
+    weather = {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"weather": weather}}))
+    done = run_cli("serve", cwd=tmp_path, stdin="", timeout=30)
+    assert done.returncode != 0
+    assert ".mcp.json: is not trusted yet" in done.stderr and "codemode trust" in done.stderr
