@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
@@ -30,6 +31,7 @@ from .llm import model_answerer
 from .passthrough import passthrough_tools
 from .progress import ProgressRelay
 from .record import ExecutionRecord
+from .refresh import ToolListRefresher
 from .resources import add_artifact_resources
 from .selfref import self_reference_note, without_self
 from .sessions import SessionRef, SessionTable
@@ -59,10 +61,13 @@ def build_server(
     ``transport`` decides what scopes a session: the one stdio client, or the HTTP client's MCP session.
     """
     limits = limits if limits is not None else ServeSettings()
-    specs = toolbox.hub.tool_specs()
-    toolset = build_toolset(toolbox.models, specs, settings, AgentOptions(), llm=executor.llm is not None)
-    definition = toolset.execute_python
-    assert definition is not None  # settings.enabled is forced on by serve()
+
+    def describe() -> str:
+        specs = toolbox.hub.tool_specs()
+        toolset = build_toolset(toolbox.models, specs, settings, AgentOptions(), llm=executor.llm is not None)
+        assert toolset.execute_python is not None  # settings.enabled is forced on by serve()
+        return toolset.execute_python.description
+
     timeout_text = TIMEOUT_PARAMETER.format(timeout=settings.timeout)
     session_text = SESSION_PARAMETER.format(idle=f"{limits.session_idle:g}")
     admission = Admission(limits.pool_size, limits.queue_limit)
@@ -90,6 +95,12 @@ def build_server(
             is_error=result.status not in ("ok", "pending"),
         )
 
+    def replace(description: str) -> None:
+        server.remove_tool(EXECUTE_PYTHON)
+        server.add_tool(execute_python, name=EXECUTE_PYTHON, description=description)
+
+    bus = InMemorySubscriptionBus()
+    refresher = ToolListRefresher(describe, replace, bus)
     server: MCPServer[Any] = MCPServer(
         "codemode",
         title="Code Mode",
@@ -97,10 +108,13 @@ def build_server(
         log_level="WARNING",
         # execute_python first, then the excluded tools under their own names and schemas.
         tools=[
-            Tool.from_function(execute_python, name=EXECUTE_PYTHON, description=definition.description),
+            Tool.from_function(execute_python, name=EXECUTE_PYTHON, description=refresher.description),
             *passthrough_tools(toolbox, settings),
         ],
+        subscriptions=bus,
     )
+    server.middleware.append(refresher.middleware)
+    toolbox.hub.on_tools_changed(refresher.on_tools_changed)
     add_artifact_resources(server, executor.artifacts)
     return server
 

@@ -21,7 +21,7 @@ import anyio
 import psutil
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
-from mcp.types import CallToolResult, LoggingMessageNotificationParams
+from mcp.types import CallToolResult, LoggingMessageNotificationParams, ToolListChangedNotification
 
 from codemode_kernel.llm.scripted import ScriptedModelServer
 from tests.conftest import free_port, wait_for_port
@@ -39,10 +39,19 @@ NAMED_PROGRAM = (
 )
 
 
-def _write_project(root: Path, limits: dict[str, Any], models: list[dict[str, Any]] | None = None) -> None:
+QUIRKY = Path(__file__).parent.parent / "servers" / "quirky_server.py"
+
+
+def _write_project(
+    root: Path, limits: dict[str, Any], models: list[dict[str, Any]] | None = None, *, quirky: bool = False
+) -> None:
     (root / "home").mkdir(exist_ok=True)
-    weather = {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
-    config = {"mcpServers": {"weather": weather}, "defaults": {"serve": limits}, "models": models or []}
+    servers: dict[str, Any] = {
+        "weather": {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
+    }
+    if quirky:
+        servers["quirky"] = {"command": sys.executable, "args": [str(QUIRKY)]}
+    config = {"mcpServers": servers, "defaults": {"serve": limits}, "models": models or []}
     (root / "serve.json").write_text(json.dumps(config))
 
 
@@ -141,6 +150,72 @@ def test_stdio_session_keeps_globals_and_reports_progress_and_output(tmp_path: P
     ]
     assert progress[4].startswith("call #1 get_forecast ended: ok in ")
     assert ("info", "stdout", "looking up Oslo\n") in logged
+
+
+def test_tools_a_server_adds_while_serving_reach_the_description_and_the_client(tmp_path: Path) -> None:
+    """The quirky server's add_tool announces one more tool (tools/list_changed): serve follows."""
+    _write_project(tmp_path, {}, quirky=True)
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changed.set()
+
+    async def session() -> None:
+        argv = _argv()
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(tmp_path), cwd=tmp_path)
+        with (tmp_path / "serve.log").open("w") as errlog:
+            client = Client(stdio_client(params, errlog=errlog), mode="legacy", message_handler=on_message)
+            async with client:
+                before = (await client.list_tools()).tools[0].description or ""
+                assert "def add_tool(" in before and "def added_0(" not in before
+                done = await client.call_tool("execute_python", {"code": "add_tool()"})
+                assert _record(done)["status"] == "ok", _record(done)["error"]
+                with anyio.fail_after(10):
+                    await changed.wait()
+                after = (await client.list_tools()).tools
+                assert [tool.name for tool in after] == ["execute_python"]
+                assert "def added_0(" in (after[0].description or "")
+                called = await client.call_tool("execute_python", {"code": "added_0()"})
+                assert _record(called)["value"]["text"] == "added_0"
+
+    anyio.run(session)
+
+
+def test_cancelling_a_program_cancels_its_call_at_the_upstream_server(tmp_path: Path) -> None:
+    _write_project(tmp_path, {}, quirky=True)
+
+    async def session() -> None:
+        argv = _argv()
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(tmp_path), cwd=tmp_path)
+        started = anyio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            if message and message.endswith("started"):
+                started.set()
+
+        with (tmp_path / "serve.log").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                async with anyio.create_task_group() as group:
+
+                    async def call() -> None:
+                        code = "sleep(seconds=60)"
+                        await client.call_tool(
+                            "execute_python", {"code": code}, progress_callback=on_progress
+                        )
+
+                    group.start_soon(call)
+                    with anyio.fail_after(20):
+                        await started.wait()
+                    group.cancel_scope.cancel()
+                with anyio.fail_after(20):
+                    while True:
+                        counted = await client.call_tool("execute_python", {"code": "cancelled_count()"})
+                        if _record(counted)["value"]["text"] == "1":
+                            break
+                        await anyio.sleep(0.1)
+
+    anyio.run(session)
 
 
 def test_session_limit_refuses_a_new_session_and_keeps_the_old(tmp_path: Path) -> None:
