@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.shared.message import SessionMessage
 
@@ -573,6 +574,34 @@ async def run_all(options: dict[str, Any], workspace: Path) -> dict[str, Any]:
     return report
 
 
+async def interruptible(options: dict[str, Any], workspace: Path) -> dict[str, Any]:
+    """``run_all``, stopped cleanly by Ctrl-C or SIGTERM: every client, server and process is closed.
+
+    The signal cancels the task group, so every ``await`` from then on is cancelled, not only the
+    one running when it came (asyncio's own SIGINT handling cancels the task once, and a library that
+    absorbs that one cancellation would let the benchmark run on); KeyboardInterrupt is raised after.
+    """
+    interrupted = False
+    report: dict[str, Any] = {}
+    async with anyio.create_task_group() as group:
+
+        async def watch(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            nonlocal interrupted
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                task_status.started()
+                async for _ in signals:
+                    interrupted = True
+                    group.cancel_scope.cancel()
+                    return
+
+        await group.start(watch)  # listening before anything starts
+        report = await run_all(options, workspace)
+        group.cancel_scope.cancel()
+    if interrupted:
+        raise KeyboardInterrupt
+    return report
+
+
 def run(options: dict[str, Any]) -> dict[str, Any]:
     """The whole JSON report."""
     report: dict[str, Any] = {
@@ -586,7 +615,7 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
     }
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="codemode-bench-serve-") as folder:
-        report |= anyio.run(run_all, options, Path(folder))
+        report |= anyio.run(interruptible, options, Path(folder))
     report["failed"] = sorted(
         name for name, section in report.items() if isinstance(section, dict) and "error" in section
     )
@@ -619,6 +648,9 @@ def main() -> int:
     except Failed as exc:  # the set-up or the warm-up failed: nothing can be measured
         print(f"bench/serve.py: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("bench/serve.py: interrupted; everything it started is stopped", file=sys.stderr)
+        return 130
     print(json.dumps(report, indent=2))
     return 1 if report["failed"] else 0
 
