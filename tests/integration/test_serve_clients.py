@@ -158,3 +158,27 @@ def test_inspector_starts_serve_over_stdio_from_a_desktop_style_config(inspector
     target = ["--config", str(hosts), "--server", "codemode"]
     check_two_servers(call_execute_python(inspector, project, target, TWO_SERVERS_PROGRAM))
 
+
+def test_inspector_reads_an_artifact_a_program_kept_as_a_resource(
+    inspector: str, project: Path, url: str
+) -> None:
+    program = (
+        'rows = [get_weather(city=c, unit="celsius") for c in ["Oslo", "Lima"]]\n'
+        'store_artifact(rows, name="two-cities")\n'
+    )
+    record = call_execute_python(inspector, project, [url], program)["structuredContent"]
+    assert record["status"] == "ok"
+    kept = record["artifacts"][0]
+    assert kept["name"] == "two-cities" and record["value"]["text"] == kept["id"]
+
+    listed = run_inspector(inspector, project, url, "--method", "resources/list")["resources"]
+    entry = next(r for r in listed if r["name"] == "two-cities")
+    assert (entry["uri"], entry["mimeType"]) == (f"artifact://{kept['id']}", "application/json")
+    templates = run_inspector(inspector, project, url, "--method", "resources/templates/list")
+    assert [t["uriTemplate"] for t in templates["resourceTemplates"]] == ["artifact://{id_or_name}"]
+
+    rows = [get_weather(city, "celsius").model_dump() for city in ("Oslo", "Lima")]
+    for uri in (entry["uri"], "artifact://two-cities"):  # by id as listed, and by name through the template
+        read = run_inspector(inspector, project, url, "--method", "resources/read", "--uri", uri)
+        assert [(c["uri"], c["mimeType"]) for c in read["contents"]] == [(uri, "application/json")]
+        assert json.loads(read["contents"][0]["text"]) == rows

@@ -4,6 +4,9 @@ What a user running it for several agents would check: every program's answer is
 to the client that asked (nothing lost, nothing crossed), no worker or server process is left behind,
 the server's memory does not grow with the number of programs served, and the whole load ends in
 bounded time.
+
+The config's ``defaults.serve`` is left at its defaults (poolSize 8, queueLimit 64): 8 programs run while
+the other clients' wait, and none may be refused.
 """
 
 from __future__ import annotations
