@@ -5,6 +5,10 @@ to the client that asked (nothing lost, nothing crossed), no worker or server pr
 the server's memory does not grow with the number of programs served, and the whole load ends in
 bounded time.
 
+Odd clients speak the handshake-era protocol (2025-11-25: one MCP session per client, what hosts on the
+TypeScript SDK 1.x use), even ones the 2026-07-28 protocol (each request on its own), so both paths carry
+the load at once.
+
 The config's ``defaults.serve`` is left at its defaults (poolSize 8, queueLimit 64): 8 programs run while
 the other clients' wait, and none may be refused.
 """
@@ -83,7 +87,7 @@ async def _one_client(url: str, client: int, calls: range, results: dict[tuple[i
     Every outcome is recorded under (client, call), failures included, so a test can say which went wrong.
     """
     try:
-        async with Client(url, cache=None) as session:
+        async with Client(url, cache=None, mode="legacy" if client % 2 else "auto") as session:
             for call in calls:
                 try:
                     result = await session.call_tool(
