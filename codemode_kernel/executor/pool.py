@@ -261,6 +261,7 @@ class WorkerPool:
             spare.discard()
         zygote, self._zygote = self._zygote, None
         if zygote is not None:
+            zygote.stop_reading()  # here, on its loop: a task is not cancelled from another thread
             await off_loop(zygote.stop)
 
 

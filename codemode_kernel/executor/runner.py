@@ -392,8 +392,11 @@ class Executor:
                 code, limit, execution_id, started, encoded_inputs, book, pending, worker, None, watchers
             )
         finally:
-            # Off the loop and not awaited: the caller need not wait for a temp dir to be removed.
-            asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
+            try:
+                # Off the loop and not awaited: the caller need not wait for a temp dir to be removed.
+                asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
+            except RuntimeError:  # the loop is closing (a cancelled run, then close()): remove it here
+                shutil.rmtree(worker.tmp_dir, True)
             self._pool.prepare_next()
 
     def _defined(self, session: str | None, inputs: Mapping[str, Any]) -> Container[str]:
@@ -579,8 +582,10 @@ class Executor:
             state.pending_changed.clear()
             changed = asyncio.ensure_future(state.pending_changed.wait())
             waiters: set[asyncio.Future[Any]] = {serve, changed}
-            done, _ = await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
-            changed.cancel()
+            try:
+                done, _ = await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()  # also when the run is cancelled: no task is left pending
             if serve in done:
                 return False
             if not done:

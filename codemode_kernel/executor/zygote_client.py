@@ -7,6 +7,7 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -128,6 +129,9 @@ class Zygote:
         except (TimeoutError, OSError, ValueError) as exc:
             zygote.stop()
             raise ZygoteError(f"the worker process did not start ({exc}); see {log_path}") from exc
+        except BaseException:  # cancelled while it starts (an interrupt, a client giving up): end it now
+            zygote.kill()
+            raise
         if ready is None or ready.get("type") != "ready":
             zygote.stop()
             raise ZygoteError(f"the worker process failed while starting; see {log_path}")
@@ -155,10 +159,23 @@ class Zygote:
             exited.set_result(self._early_exits.pop(pid))
         return pid, exited
 
-    def stop(self) -> None:
-        """Ask the zygote to exit (it ends and reaps its workers first), make sure it does, and reap it."""
+    def kill(self) -> None:
+        """End the zygote at once (SIGKILL to its process group) and close the control socket."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.control.close()
+        self.process.wait()
+
+    def stop_reading(self) -> None:
+        """Stop reading the control socket; call it on the loop that reads it, before ``stop``."""
         if self._reader is not None:
             self._reader.cancel()
+
+    def stop(self) -> None:
+        """Ask the zygote to exit (it ends and reaps its workers first), make sure it does, and reap it.
+
+        It blocks (up to a few seconds), so it may run on a thread; ``stop_reading`` comes first, on the loop.
+        """
         with contextlib.suppress(OSError):
             self.control.send(json.dumps({"type": "exit"}).encode())
         self.control.close()

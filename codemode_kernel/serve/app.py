@@ -16,7 +16,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import CallToolResult, TextContent
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
+from starlette.requests import Request
 
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
@@ -39,6 +41,9 @@ from .sessions import SessionRef, SessionTable
 __all__ = ["Transport", "build_server", "serve"]
 
 Transport = Literal["stdio", "http"]
+
+DISCONNECT_POLL_S = 0.5
+"""How often a running program's HTTP client is checked for having gone away."""
 
 SESSION_PARAMETER = (
     "Optional. A name for a session: programs run with the same name keep their globals (variables, "
@@ -125,8 +130,8 @@ async def _run(
     """Run one program, relaying its calls, progress and output to the client as it goes."""
     relay = ProgressRelay(ctx, asyncio.get_running_loop())
     relay.start()
-    try:
-        result = await executor.arun(
+    running = asyncio.ensure_future(
+        executor.arun(
             code,
             timeout=timeout,
             session=ref.key if ref is not None else None,
@@ -134,11 +139,35 @@ async def _run(
             on_call=relay.on_call,
             on_progress=relay.on_progress,
         )
+    )
+    watch = asyncio.ensure_future(_cancel_when_gone(ctx, running))
+    try:
+        result = await running
     except BaseException:
-        relay.cancel()  # cancelled by the client: the executor stops the program and its calls
+        running.cancel()  # cancelled by the client: the executor stops the program and its calls
+        relay.cancel()
         raise
+    finally:
+        watch.cancel()
     await relay.finish()
     return result
+
+
+async def _cancel_when_gone(ctx: Context[Any, Any], running: asyncio.Future[Any]) -> None:
+    """Cancel ``running`` when its HTTP client disconnects without saying so.
+
+    A handshake-era client that is killed mid-call sends no notifications/cancelled, and the SDK keeps the
+    handler running (a client could resume the stream); nobody can receive this result then, so the
+    program is stopped instead of holding a place until its timeout.
+    """
+    request = ctx.request_context.request
+    if not isinstance(request, Request) or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return  # stdio ends with its client; the 2026-07-28 protocol cancels on a closed stream
+    while not running.done():
+        if await request.is_disconnected():
+            running.cancel()
+            return
+        await asyncio.sleep(DISCONNECT_POLL_S)
 
 
 def _scope(transport: Transport, ctx: Context[Any, Any]) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import sys
 import time
@@ -420,3 +422,28 @@ def test_an_argument_larger_than_a_frame_is_an_error_at_the_calling_line(executo
     code = 'try:\n    fail(message="x" * (65 * 1024 * 1024))\nexcept ValueError:\n    out = "caught"\nout'
     caught = executor.run(code)
     assert caught.value == {"kind": "text", "text": "caught"}
+
+
+@pytest.mark.parametrize("after", [0.0, 1.5])
+def test_a_cancelled_run_leaves_nothing_behind(executor: Executor, after: float) -> None:
+    """A caller that gives up (an MCP client cancelling), while the worker starts or while the program runs,
+    leaves no waiter pending on the hub's loop, no socket open and no process running (ResourceWarnings,
+    which pytest turns into failures here)."""
+
+    async def give_up() -> None:
+        running = asyncio.ensure_future(executor.arun("import time\ntime.sleep(30)"))
+        await asyncio.sleep(after)
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+
+    asyncio.run(give_up())
+
+    async def left() -> list[str]:
+        await asyncio.sleep(0.2)
+        current = asyncio.current_task()
+        return [repr(task.get_coro()) for task in asyncio.all_tasks() if task is not current]
+
+    pending = executor.toolbox.hub.loop_thread.run(left())
+    assert not [name for name in pending if "Event.wait" in name], pending
+    assert executor.run("'next'").value == {"kind": "text", "text": "next"}

@@ -210,12 +210,6 @@ def _alive(pids: set[int]) -> set[int]:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Inspector (TypeScript SDK 1.x) speaks the handshake-era Streamable HTTP protocol: when it "
-    "stops mid-call it sends no notifications/cancelled, and serve does not notice the closed stream, so "
-    "the program runs on to its timeout holding a pool place (the 2026-07-28 protocol stops it in 0.2 s)",
-)
 def test_ctrl_c_in_the_inspector_stops_the_program_and_loses_nothing(
     inspector: str, project: Path, served: tuple[psutil.Process, str]
 ) -> None:
