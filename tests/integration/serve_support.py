@@ -38,7 +38,8 @@ def write_serve_config(folder: Path, servers: dict[str, dict[str, Any]]) -> Path
 def serve_env(folder: Path) -> dict[str, str]:
     """This environment with ``folder/home`` as HOME and no config chosen by variables."""
     home = folder / "home"
-    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    unset = ("CODEMODE_CONFIG", "XDG_CONFIG_HOME", "CODEMODE_SERVE_TOKEN")  # a token would be asked for
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
     return env
 
