@@ -17,9 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mcp import StdioServerParameters
+
 from tests.conftest import free_port, wait_for_port
 
-__all__ = ["demo_server", "serve_argv", "serve_env", "served_http", "write_serve_config"]
+__all__ = ["demo_server", "serve_argv", "serve_env", "served_http", "stdio_params", "write_serve_config"]
 
 
 def demo_server(name: str, *extra: str) -> dict[str, Any]:
@@ -27,11 +29,14 @@ def demo_server(name: str, *extra: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": ["-m", f"codemode_kernel.servers.{name}", *extra]}
 
 
-def write_serve_config(folder: Path, servers: dict[str, dict[str, Any]]) -> Path:
-    """``folder/serve.json`` naming ``servers``, with ``folder`` as the workspace; makes ``folder/home``."""
+def write_serve_config(folder: Path, servers: dict[str, dict[str, Any]], **keys: Any) -> Path:
+    """``folder/serve.json`` naming ``servers``, with ``folder`` as the workspace; makes ``folder/home``.
+
+    ``keys`` are more top-level keys of codemode's format (``defaults``, ``models``).
+    """
     (folder / "home").mkdir(exist_ok=True)
     path = folder / "serve.json"
-    path.write_text(json.dumps({"mcpServers": servers, "workspace": str(folder)}))
+    path.write_text(json.dumps({"mcpServers": servers, "workspace": str(folder), **keys}))
     return path
 
 
@@ -49,24 +54,33 @@ def serve_argv(config: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "codemode_kernel.cli", "serve", "--config", str(config), *extra]
 
 
-@contextmanager
-def served_http(folder: Path, config: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``codemode serve --transport http`` on a free loopback port: the process and its /mcp URL.
+def stdio_params(folder: Path, config: Path, *extra: str) -> StdioServerParameters:
+    """What an MCP client needs to start ``codemode serve`` over stdio in ``folder``, as a host does."""
+    argv = serve_argv(config, *extra)
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=serve_env(folder), cwd=folder)
 
-    Its stderr goes to ``folder/serve.stderr.log``, so a failure can be read after the test.
+
+@contextmanager
+def served_http(
+    folder: Path, config: Path, *extra: str, log: str = "serve.stderr.log", env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``codemode serve --transport http EXTRA`` on a free loopback port: the process and its /mcp URL.
+
+    Its stderr goes to ``folder/LOG``, so a failure can be read after the test; ``env`` replaces
+    ``serve_env(folder)``.
     """
     port = free_port()
-    with (folder / "serve.stderr.log").open("wb") as errlog:
+    with (folder / log).open("wb") as errlog:
         proc = subprocess.Popen(
-            serve_argv(config, "--transport", "http", "--port", str(port)),
+            serve_argv(config, "--transport", "http", "--port", str(port), *extra),
             cwd=folder,
-            env=serve_env(folder),
+            env=env if env is not None else serve_env(folder),
             stdout=subprocess.DEVNULL,
             stderr=errlog,
             start_new_session=True,
         )
     try:
-        wait_for_port(port, proc, timeout=30)
+        wait_for_port(port, proc, timeout=60)
         yield proc, f"http://127.0.0.1:{port}/mcp"
     finally:
         if proc.poll() is None:
@@ -77,4 +91,4 @@ def served_http(folder: Path, config: Path) -> Iterator[tuple[subprocess.Popen[b
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise AssertionError("codemode serve did not stop within 15 s of SIGINT") from None
-        assert code == 0, f"codemode serve exited with {code}; see {folder / 'serve.stderr.log'}"
+        assert code == 0, f"codemode serve exited with {code}; see {folder / log}"

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters, stdio_client
+from mcp import Client, stdio_client
 
-from tests.conftest import free_port, run_cli, wait_for_port
+from tests.conftest import run_cli
+from tests.integration.serve_support import demo_server, served_http, stdio_params, write_serve_config
 
 pytestmark = pytest.mark.integration
 
@@ -29,31 +25,14 @@ RAISING_PROGRAM = 'x = 1\nraise ValueError("boom")\n'
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A workspace with a note, a private home, and a config naming the weather and workspace demo servers."""
-    (tmp_path / "home").mkdir()
+    """A workspace with a note, a private home, and serve.json naming the weather and workspace demos."""
     (tmp_path / "note.txt").write_text("remember the umbrella\n")
-
-    def demo(name: str, *extra: str) -> dict[str, Any]:
-        return {"command": sys.executable, "args": ["-m", f"codemode_kernel.servers.{name}", *extra]}
-
-    servers = {"weather": demo("weather"), "workspace": demo("workspace", "--root", str(tmp_path))}
-    (tmp_path / "serve.json").write_text(json.dumps({"mcpServers": servers}))
-    return tmp_path
-
-
-def _env(project: Path) -> dict[str, str]:
-    home = project / "home"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME", "CODEMODE_SERVE_TOKEN")
+    servers = {
+        "weather": demo_server("weather"),
+        "workspace": demo_server("workspace", "--root", str(tmp_path)),
     }
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
-    return env
-
-
-def _serve_argv(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "codemode_kernel.cli", "serve", "--config", "serve.json", *extra]
+    write_serve_config(tmp_path, servers)
+    return tmp_path
 
 
 async def _check_listing(client: Client) -> None:
@@ -79,8 +58,7 @@ async def _check_two_servers(client: Client) -> None:
 
 def test_stdio_lists_execute_python_and_runs_programs(project: Path) -> None:
     async def session() -> None:
-        argv = _serve_argv()
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(project), cwd=project)
+        params = stdio_params(project, project / "serve.json")
         with (project / "serve.stderr.log").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 await _check_listing(client)
@@ -100,38 +78,15 @@ def test_stdio_lists_execute_python_and_runs_programs(project: Path) -> None:
     anyio.run(session)
 
 
-@pytest.fixture
-def http_serve(project: Path) -> Iterator[int]:
-    """``codemode serve --transport http`` on a free port; stopped with Ctrl-C (SIGINT) as a user would."""
-    port = free_port()
-    proc = subprocess.Popen(
-        _serve_argv("--transport", "http", "--port", str(port)),
-        cwd=project,
-        env=_env(project),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        wait_for_port(port, proc, timeout=30)
-        yield port
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            assert proc.wait(15) == 0
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
-
-
-def test_http_at_mcp_lists_and_runs_a_program(http_serve: int) -> None:
-    async def session() -> None:
-        async with Client(f"http://127.0.0.1:{http_serve}/mcp") as client:
+def test_http_at_mcp_lists_and_runs_a_program(project: Path) -> None:
+    async def session(url: str) -> None:
+        async with Client(url) as client:
             await _check_listing(client)
             await _check_two_servers(client)
 
-    anyio.run(session)
+    with served_http(project, project / "serve.json") as (_, url):  # stopped by Ctrl-C, exit 0
+        assert url.endswith("/mcp")
+        anyio.run(session, url)
 
 
 def test_http_beyond_loopback_checks_its_options_before_serving(project: Path) -> None:

@@ -6,17 +6,12 @@ the threat) and one on 0.0.0.0, which must require a token and print the one it 
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -26,8 +21,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
 
 from codemode_kernel.serve.http import TOKEN_ENV, http_access, run_http
-from tests.conftest import free_port, wait_for_port
-from tests.integration.test_serve import _check_listing, _check_two_servers, _env, _serve_argv
+from tests.conftest import free_port
+from tests.integration.serve_support import demo_server, served_http, write_serve_config
+from tests.integration.test_serve import _check_listing, _check_two_servers
 
 pytestmark = pytest.mark.integration
 
@@ -69,58 +65,32 @@ class Served:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The workspace of test_serve.py's ``project``: weather and workspace demo servers, a note, a home."""
     root = tmp_path_factory.mktemp("serve_http")
-    (root / "home").mkdir()
     (root / "note.txt").write_text("remember the umbrella\n")
-
-    def demo(name: str, *extra: str) -> dict[str, Any]:
-        return {"command": sys.executable, "args": ["-m", f"codemode_kernel.servers.{name}", *extra]}
-
-    servers = {"weather": demo("weather"), "workspace": demo("workspace", "--root", str(root))}
-    (root / "serve.json").write_text(json.dumps({"mcpServers": servers}))
+    workspace = demo_server("workspace", "--root", str(root))
+    write_serve_config(root, {"weather": demo_server("weather"), "workspace": workspace})
     return root
 
 
 @contextmanager
-def _serving(project: Path, *extra: str) -> Iterator[Served]:
-    """Serve over HTTP with ``extra`` options and no token variable set; stopped with Ctrl-C, exit 0."""
-    port = free_port()
-    env = _env(project)
-    env.pop(TOKEN_ENV, None)
-    stderr_path = project / f"serve-{port}.stderr.log"
-    with stderr_path.open("w") as stderr:
-        proc = subprocess.Popen(
-            _serve_argv("--transport", "http", "--port", str(port), *extra),
-            cwd=project,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            start_new_session=True,
-        )
-    try:
-        wait_for_port(port, proc, timeout=60)
-        yield Served(port, stderr_path)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            assert proc.wait(15) == 0, stderr_path.read_text()
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+def _serving(project: Path, name: str, *extra: str) -> Iterator[Served]:
+    """Serve over HTTP with ``extra`` options; stopped with Ctrl-C, exit 0 (serve_env sets no token)."""
+    log = f"serve-{name}.stderr.log"
+    with served_http(project, project / "serve.json", *extra, log=log) as (_, url):
+        yield Served(urlsplit(url).port or 0, project / log)
 
 
 @pytest.fixture(scope="module")
 def loopback(project: Path) -> Iterator[Served]:
     """The default bind (127.0.0.1, no token), with a reverse proxy's name and a web app's origin allowed."""
     allowed = ("--allow-host", "proxy.example", "--allow-origin", "https://App.example/")
-    with _serving(project, *allowed) as served:
+    with _serving(project, "loopback", *allowed) as served:
         yield served
 
 
 @pytest.fixture(scope="module")
 def everywhere(project: Path) -> Iterator[Served]:
     """Bound to every interface with no token variable set: a token is generated."""
-    with _serving(project, "--host", "0.0.0.0") as served:
+    with _serving(project, "everywhere", "--host", "0.0.0.0") as served:
         yield served
 
 

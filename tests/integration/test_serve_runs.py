@@ -8,9 +8,6 @@ handshake one (MCP sessions, ``notifications/cancelled``).
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -20,11 +17,12 @@ from typing import Any
 import anyio
 import psutil
 import pytest
-from mcp import Client, StdioServerParameters, stdio_client
+from mcp import Client, stdio_client
 from mcp.types import CallToolResult, LoggingMessageNotificationParams, ToolListChangedNotification
 
 from codemode_kernel.llm.scripted import ScriptedModelServer
-from tests.conftest import free_port, wait_for_port
+from tests.conftest import QUIRKY
+from tests.integration.serve_support import demo_server, served_http, stdio_params, write_serve_config
 
 pytestmark = pytest.mark.integration
 
@@ -39,35 +37,13 @@ NAMED_PROGRAM = (
 )
 
 
-QUIRKY = Path(__file__).parent.parent / "servers" / "quirky_server.py"
-
-
 def _write_project(
     root: Path, limits: dict[str, Any], models: list[dict[str, Any]] | None = None, *, quirky: bool = False
-) -> None:
-    (root / "home").mkdir(exist_ok=True)
-    servers: dict[str, Any] = {
-        "weather": {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]}
-    }
+) -> Path:
+    servers = {"weather": demo_server("weather")}
     if quirky:
         servers["quirky"] = {"command": sys.executable, "args": [str(QUIRKY)]}
-    config = {"mcpServers": servers, "defaults": {"serve": limits}, "models": models or []}
-    (root / "serve.json").write_text(json.dumps(config))
-
-
-def _env(root: Path) -> dict[str, str]:
-    home = root / "home"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME", "CODEMODE_SERVE_TOKEN")
-    }
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
-    return env
-
-
-def _argv(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "codemode_kernel.cli", "serve", "--config", "serve.json", *extra]
+    return write_serve_config(root, servers, defaults={"serve": limits}, models=models or [])
 
 
 def _record(result: CallToolResult) -> dict[str, Any]:
@@ -83,28 +59,8 @@ def _text(result: CallToolResult) -> str:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, psutil.Process]]:
     """One ``codemode serve --transport http`` with one place and a queue of one; its URL and process."""
     root = tmp_path_factory.mktemp("serve-runs")
-    _write_project(root, LIMITS)
-    port = free_port()
-    with (root / "serve.log").open("w") as errlog:
-        proc = subprocess.Popen(
-            _argv("--transport", "http", "--port", str(port)),
-            cwd=root,
-            env=_env(root),
-            stdout=subprocess.DEVNULL,
-            stderr=errlog,
-            start_new_session=True,
-        )
-    try:
-        wait_for_port(port, proc, timeout=30)
-        yield f"http://127.0.0.1:{port}/mcp", psutil.Process(proc.pid)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            assert proc.wait(15) == 0
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+    with served_http(root, _write_project(root, LIMITS)) as (proc, url):
+        yield url, psutil.Process(proc.pid)
 
 
 def test_stdio_session_keeps_globals_and_reports_progress_and_output(tmp_path: Path) -> None:
@@ -119,8 +75,7 @@ def test_stdio_session_keeps_globals_and_reports_progress_and_output(tmp_path: P
         logged.append((params.level, params.logger, params.data))
 
     async def session() -> None:
-        argv = _argv()
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(tmp_path), cwd=tmp_path)
+        params = stdio_params(tmp_path, tmp_path / "serve.json")
         with (tmp_path / "serve.log").open("w") as errlog:
             client = Client(stdio_client(params, errlog=errlog), logging_callback=on_log, log_level="info")
             async with client:
@@ -162,8 +117,7 @@ def test_tools_a_server_adds_while_serving_reach_the_description_and_the_client(
             changed.set()
 
     async def session() -> None:
-        argv = _argv()
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(tmp_path), cwd=tmp_path)
+        params = stdio_params(tmp_path, tmp_path / "serve.json")
         with (tmp_path / "serve.log").open("w") as errlog:
             client = Client(stdio_client(params, errlog=errlog), mode="legacy", message_handler=on_message)
             async with client:
@@ -186,8 +140,7 @@ def test_cancelling_a_program_cancels_its_call_at_the_upstream_server(tmp_path: 
     _write_project(tmp_path, {}, quirky=True)
 
     async def session() -> None:
-        argv = _argv()
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(tmp_path), cwd=tmp_path)
+        params = stdio_params(tmp_path, tmp_path / "serve.json")
         started = anyio.Event()
 
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -222,8 +175,7 @@ def test_session_limit_refuses_a_new_session_and_keeps_the_old(tmp_path: Path) -
     _write_project(tmp_path, {"maxSessions": 1})
 
     async def session() -> None:
-        argv = _argv()
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(tmp_path), cwd=tmp_path)
+        params = stdio_params(tmp_path, tmp_path / "serve.json")
         with (tmp_path / "serve.log").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 await client.call_tool("execute_python", {"code": "kept = 'yes'", "session": "a"})
@@ -242,8 +194,7 @@ def test_llm_in_a_served_program_is_answered_by_the_configured_model(tmp_path: P
         _write_project(tmp_path, {}, models=[entry])
 
         async def session() -> None:
-            argv = _argv()
-            params = StdioServerParameters(command=argv[0], args=argv[1:], env=_env(tmp_path), cwd=tmp_path)
+            params = stdio_params(tmp_path, tmp_path / "serve.json")
             with (tmp_path / "serve.log").open("w") as errlog:
                 async with Client(stdio_client(params, errlog=errlog)) as client:
                     listed = (await client.list_tools()).tools[0]

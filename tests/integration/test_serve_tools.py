@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,7 +25,7 @@ from mcp.types import BlobResourceContents, Resource, TextResourceContents
 
 from codemode_kernel.serve.selfref import self_reference_note
 from codemode_kernel.servers import weather
-from tests.conftest import free_port, wait_for_port
+from tests.integration.serve_support import demo_server, serve_argv, served_http, write_serve_config
 
 pytestmark = pytest.mark.integration
 
@@ -68,22 +66,13 @@ class Served:
         return (self.project / "serve.stderr.log").read_text()
 
 
-def _config(project: Path) -> dict[str, Any]:
-    def demo(name: str, *extra: str) -> dict[str, Any]:
-        return {"command": sys.executable, "args": ["-m", f"codemode_kernel.servers.{name}", *extra]}
-
+def _servers(project: Path) -> dict[str, Any]:
     return {
-        "mcpServers": {
-            "weather": demo("weather"),
-            "workspace": demo("workspace", "--root", str(project)),
-            "shadow": {"command": sys.executable, "args": [str(project / "shadow_server.py")]},
-            # What a project's .mcp.json written for a host says: serve must not start itself.
-            "codemode": {
-                "command": sys.executable,
-                "args": ["-m", "codemode_kernel.cli", "serve", "--config", "serve.json"],
-            },
-        },
-        "defaults": {"codeMode": {"excludedTools": ["get_forecast", "shadow/execute_python"]}},
+        "weather": demo_server("weather"),
+        "workspace": demo_server("workspace", "--root", str(project)),
+        "shadow": {"command": sys.executable, "args": [str(project / "shadow_server.py")]},
+        # What a project's .mcp.json written for a host says: serve must not start itself.
+        "codemode": {"command": sys.executable, "args": serve_argv(Path("serve.json"))[1:]},
     }
 
 
@@ -91,35 +80,12 @@ def _config(project: Path) -> dict[str, Any]:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """``codemode serve --transport http`` for the module; stopped with SIGINT as a user would."""
     project = tmp_path_factory.mktemp("serve-tools")
-    home = project / "home"
-    home.mkdir()
     (project / "big.txt").write_text(BIG_TEXT)
     (project / "shadow_server.py").write_text(SHADOW_SERVER)
-    (project / "serve.json").write_text(json.dumps(_config(project)))
-    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
-    port = free_port()
-    argv = [sys.executable, "-m", "codemode_kernel.cli", "serve", "--config", "serve.json"]
-    with (project / "serve.stderr.log").open("w") as errlog:
-        proc = subprocess.Popen(
-            [*argv, "--transport", "http", "--port", str(port)],
-            cwd=project,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=errlog,
-            start_new_session=True,
-        )
-    try:
-        wait_for_port(port, proc, timeout=60)
-        yield Served(f"http://127.0.0.1:{port}/mcp", project, proc)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            assert proc.wait(15) == 0
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+    excluded = {"codeMode": {"excludedTools": ["get_forecast", "shadow/execute_python"]}}
+    config = write_serve_config(project, _servers(project), defaults=excluded)
+    with served_http(project, config) as (proc, url):
+        yield Served(url, project, proc)
 
 
 def _session(served: Served, body: Any) -> None:
