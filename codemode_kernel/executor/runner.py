@@ -840,6 +840,9 @@ class Executor:
         except TimeoutError:
             kill_group(pid, signal.SIGKILL)
             description = "closed its channel and was killed"
+        except ZygoteError as exc:  # the process that started it died too: its exit is not known
+            kill_group(pid, signal.SIGKILL)
+            description = f"ended with its worker process ({exc})"
         return "crashed", {"type": "WorkerCrashed", "message": f"the worker {description} before finishing"}
 
     async def _stop(

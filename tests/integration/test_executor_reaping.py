@@ -70,9 +70,14 @@ def leftovers():
 
 
 def kill_supervisors(_stream, _text):
-    """SIGKILL the process that supervises each named program (its parent, outside its PID namespace)."""
-    for pid, (state, ppid, comm) in processes().items():
-        if comm == NAME[:15] and state != "Z" and ppid != 1:
+    """SIGKILL the process that supervises each named program (its parent, outside its PID namespace).
+
+    Never the zygote (a child of this process): a program whose supervisor was just killed is handed to
+    the zygote, its subreaper, for the moment before the kernel ends it, and a later call would see that.
+    """
+    ps = processes()
+    for pid, (state, ppid, comm) in ps.items():
+        if comm == NAME[:15] and state != "Z" and ppid != 1 and ps.get(ppid, ("", 0, ""))[1] != os.getpid():
             os.kill(ppid, signal.SIGKILL)
 
 
