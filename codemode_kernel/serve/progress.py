@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import LoggingLevel
 
 from ..calllog import CallRecord
@@ -113,7 +114,7 @@ class ProgressRelay:
             if event.kind in ("stdout", "stderr"):
                 with warnings.catch_warnings():
                     # Logging is deprecated by the 2026-07-28 protocol, yet hosts on earlier ones show it.
-                    warnings.simplefilter("ignore", DeprecationWarning)
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
                     level: LoggingLevel = "info" if event.kind == "stdout" else "warning"
                     await self._ctx.log(level, event.text, logger_name=event.kind)
         except Exception:  # a client gone or a closed stream must not fail the execution

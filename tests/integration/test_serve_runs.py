@@ -105,6 +105,7 @@ def test_stdio_session_keeps_globals_and_reports_progress_and_output(tmp_path: P
     ]
     assert progress[4].startswith("call #1 get_forecast ended: ok in ")
     assert ("info", "stdout", "looking up Oslo\n") in logged
+    assert "DeprecationWarning" not in (tmp_path / "serve.log").read_text()  # serve's stderr stays quiet
 
 
 def test_tools_a_server_adds_while_serving_reach_the_description_and_the_client(tmp_path: Path) -> None:
