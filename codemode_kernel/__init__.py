@@ -3,14 +3,18 @@
 The public API is the names below; every module path may change.
 """
 
-from .artifacts import Artifact, ArtifactStore
-from .calllog import CallLog, CallRecord
-from .config import CodeModeSettings, Config, ServerConfig, load_config, resolve_code_mode
+from typing import TYPE_CHECKING
+
 from .errors import (
+    AgentError,
     ArtifactError,
     ArtifactNotFoundError,
     CodeModeError,
     ConfigError,
+    LLMAuthError,
+    LLMError,
+    LLMModelNotFoundError,
+    LLMUnreachableError,
     ServerError,
     ToolArgumentError,
     ToolError,
@@ -19,11 +23,58 @@ from .errors import (
     UnknownToolError,
     UntrustedConfigError,
 )
-from .executor import ExecutionResult, Executor
-from .hub import ServerStatus, ToolHub
-from .results import Audio, Image, Resource, ResourceLink, ToolResult
-from .toolbox import Toolbox, ToolNamespace
-from .toolspec import ToolSpec
+
+if TYPE_CHECKING:
+    from .artifacts import Artifact, ArtifactStore
+    from .calllog import CallLog, CallRecord
+    from .config import CodeModeSettings, Config, ServerConfig, load_config, resolve_code_mode
+    from .executor import ExecutionResult, Executor
+    from .hub import ServerStatus, ToolHub
+    from .results import Audio, Image, Resource, ResourceLink, ToolResult
+    from .toolbox import Toolbox, ToolNamespace
+    from .toolspec import ToolSpec
+
+# Imported on first use: a worker process imports this package too, and must not pay for the hub, the
+# MCP SDK and pydantic it never uses (docs/architecture.md).
+_LAZY = {
+    "Artifact": "artifacts",
+    "ArtifactStore": "artifacts",
+    "CallLog": "calllog",
+    "CallRecord": "calllog",
+    "CodeModeSettings": "config",
+    "Config": "config",
+    "ServerConfig": "config",
+    "load_config": "config",
+    "resolve_code_mode": "config",
+    "ExecutionResult": "executor",
+    "Executor": "executor",
+    "ServerStatus": "hub",
+    "ToolHub": "hub",
+    "Audio": "results",
+    "Image": "results",
+    "Resource": "results",
+    "ResourceLink": "results",
+    "ToolResult": "results",
+    "Toolbox": "toolbox",
+    "ToolNamespace": "toolbox",
+    "ToolSpec": "toolspec",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0"
 
@@ -36,6 +87,7 @@ def load_ipython_extension(ipython: object) -> None:
 
 
 __all__ = [
+    "AgentError",
     "Artifact",
     "ArtifactError",
     "ArtifactNotFoundError",
@@ -50,6 +102,10 @@ __all__ = [
     "ExecutionResult",
     "Executor",
     "Image",
+    "LLMAuthError",
+    "LLMError",
+    "LLMModelNotFoundError",
+    "LLMUnreachableError",
     "Resource",
     "ResourceLink",
     "ServerConfig",

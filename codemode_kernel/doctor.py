@@ -12,10 +12,10 @@ from importlib.metadata import version
 
 from .config import Config, load_config
 from .errors import CodeModeError, ConfigError, UntrustedConfigError
-from .executor.sandbox import Protections
 from .hub import ServerStatus
 from .toolbox import Toolbox
 from .typegen import ToolModel
+from .worker.sandbox import Protections
 
 __all__ = ["doctor", "fix_for"]
 

@@ -19,7 +19,18 @@ Catch broad, recover narrow::
     │   └── LLMUnreachableError     the endpoint cannot be reached (connection refused, DNS, timeout)
     ├── AgentError                  the agent stopped on our own failure (an execution ended ``internal``)
     ├── ServerBusyError             codemode serve runs and queues all it may; the call is refused at once
-    └── SessionLimitError           codemode serve keeps as many sessions as it may; a new one is refused
+    ├── SessionLimitError           codemode serve keeps as many sessions as it may; a new one is refused
+    ├── ToolsUnavailable            a kernel's tools cannot be used (untrusted, invalid or failed config)
+    ├── CodeSyntaxError             a program does not compile (also a SyntaxError, located as written)
+    ├── CellError                   a notebook cell failed; shown as its own short traceback
+    │   ├── CodeModeCellError       a %%codemode program failed (its own traceback and line)
+    │   └── AgentCellError          %%agent stopped: the model request failed, or an execution did
+    └── WorkerError                 the worker side broke; executions report it as ``internal``
+        ├── ZygoteError             the pre-started worker process failed or could not start a worker
+        ├── SandboxError            a sandbox layer that was available failed while being applied
+        ├── ChannelClosed           (in a worker) the kernel closed the channel: the run is being stopped
+        └── ProtocolError           a peer sent something that is not a valid frame
+            └── FrameTooLarge       a message is larger than one frame may be
 
 Every message says what went wrong and what to do about it, so it can be shown to a user (or a model)
 as is.
@@ -30,15 +41,23 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AgentCellError",
     "AgentError",
     "ArtifactError",
     "ArtifactNotFoundError",
+    "CellError",
+    "ChannelClosed",
+    "CodeModeCellError",
     "CodeModeError",
+    "CodeSyntaxError",
     "ConfigError",
+    "FrameTooLarge",
     "LLMAuthError",
     "LLMError",
     "LLMModelNotFoundError",
     "LLMUnreachableError",
+    "ProtocolError",
+    "SandboxError",
     "ServerBusyError",
     "ServerError",
     "SessionLimitError",
@@ -46,8 +65,11 @@ __all__ = [
     "ToolError",
     "ToolNameCollisionError",
     "ToolTimeoutError",
+    "ToolsUnavailable",
     "UnknownToolError",
     "UntrustedConfigError",
+    "WorkerError",
+    "ZygoteError",
 ]
 
 
@@ -192,3 +214,88 @@ class ServerBusyError(CodeModeError):
 
 class SessionLimitError(CodeModeError):
     """A new ``codemode serve`` session would pass ``maxSessions``; an idle one must expire or end first."""
+
+
+class ToolsUnavailable(CodeModeError):
+    """The tools cannot be used in this kernel: the config is not trusted, invalid, or failed to start."""
+
+
+class CodeSyntaxError(CodeModeError, SyntaxError):
+    """The program does not compile; ``error`` is its error record, located in the code as written.
+
+    It is also a ``SyntaxError`` whose ``lineno`` and ``offset`` count in the code as written.
+    """
+
+    def __init__(self, error: dict[str, Any], *, filename: str = "<code>"):
+        self.error = error
+        position = (filename, error["line"], error["column"], error["source_line"], error["line"], None)
+        super().__init__(error["message"], position)
+
+
+class CellError(CodeModeError):
+    """A notebook cell failed; IPython shows ``_render_traceback_`` instead of our own frames."""
+
+
+class CodeModeCellError(CellError):
+    """A ``%%codemode`` cell whose program failed: shown with the program's own traceback and line.
+
+    ``result`` is the run's ``ExecutionResult``.
+    """
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+        error = result.error or {}
+        where = f"line {error['line']}: " if error.get("line") else ""
+        message = f"{where}{error.get('type', result.status)}: {error.get('message', result.status)}"
+        super().__init__(message)
+
+    def _render_traceback_(self) -> list[str]:
+        error = self.result.error or {}
+        traceback = error.get("traceback")
+        lines = str(traceback).splitlines() if traceback else []
+        return [*lines, f"codemode: {self.result.status}: {self}"]
+
+
+class AgentCellError(CellError):
+    """The agent stopped: the model request failed, or an execution failed on our side (internal)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"codemode agent stopped: {self}"]
+
+
+class WorkerError(CodeModeError):
+    """The worker side of an execution broke (not the program): the run ends ``internal`` or ``crashed``."""
+
+
+class ZygoteError(WorkerError):
+    """The pre-started worker process failed; executions cannot start (an internal error)."""
+
+
+class SandboxError(WorkerError):
+    """A protection that ``probe()`` reported available failed while being applied.
+
+    The process that raised it is half-confined and must not run user code: the runner reports the
+    execution as ``internal`` and shows the message (it names the layer and the system call's errno).
+    """
+
+    def __init__(self, layer: str, reason: str) -> None:
+        self.layer = layer
+        self.reason = reason
+        super().__init__(f"sandbox layer {layer!r} failed: {reason}")
+
+
+class ChannelClosed(WorkerError):
+    """In a worker: the kernel closed the channel (the execution is being stopped)."""
+
+
+class ProtocolError(WorkerError):
+    """The peer sent something that is not a valid frame."""
+
+
+class FrameTooLarge(ProtocolError):
+    """A message to send is larger than one frame may be; ``size`` and ``limit`` are in bytes."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"frame of {size} bytes exceeds the limit of {limit}")
+        self.size = size
+        self.limit = limit

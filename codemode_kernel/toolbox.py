@@ -240,6 +240,7 @@ class Toolbox:
                 "title": m.spec.title,
                 "input_schema": m.spec.input_schema,
                 "output_schema": m.spec.output_schema,
+                "nullable": list(m.nullable),
             }
             for m in self.models
         ]

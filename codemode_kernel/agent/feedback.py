@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..executor import ExecutionResult
-from ..executor.source import format_error_text
 from ..results import error_message
+from ..worker.source import format_error_text
 
 __all__ = ["ResultText", "execution_text", "failure_text", "tool_result_text"]
 

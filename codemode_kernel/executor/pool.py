@@ -22,8 +22,8 @@ from typing import Any
 
 from ..config import CodeModeSettings, user_config_dir
 from ..toolbox import Toolbox
-from .protocol import ProtocolError, peek_frame
-from .sandbox import SandboxPolicy, default_hidden_paths
+from ..worker.protocol import ProtocolError, peek_frame
+from ..worker.sandbox import SandboxPolicy, default_hidden_paths
 from .zygote_client import WorkerExit, Zygote, ZygoteError
 
 __all__ = ["PROJECT_CONFIG_NAMES", "Worker", "WorkerPool", "cpu_limit", "kill_group", "off_loop"]

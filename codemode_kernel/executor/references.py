@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..errors import CodeModeError
-from .source import prepare
-from .toolset import HELPER_NAMES
+from ..worker.source import prepare
+from ..worker.tools_module import HELPER_NAMES
 
 if TYPE_CHECKING:
     from ..toolbox import Toolbox

@@ -68,7 +68,7 @@ def format_result_text(result: ExecutionResult) -> str:
         if text:
             parts.append(text + "\n")
     if result.error is not None:
-        from .source import format_error_text
+        from ..worker.source import format_error_text
 
         parts.append(format_error_text(result.error).rstrip("\n") + "\n")
     for artifact in result.artifacts:

@@ -28,14 +28,15 @@ from ..config import CodeModeSettings, resolve_code_mode
 from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMError, UnknownToolError
 from ..hub.connection import ProgressCallback
 from ..toolbox import Toolbox
+from ..worker.protocol import ProtocolError, encode_frame
+from ..worker.sandbox import Protections
+from ..worker.tools_module import LLM_SERVER, LLM_TOOL
+from ..worker.values import decode_value, encode_artifact, encode_inputs
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
-from .protocol import ProtocolError, encode_frame, read_frame_async
 from .references import SessionNames, await_servers_named, note_connecting, waiting_for
 from .replay import ReplayBook, describe_call
 from .result import ExecutionResult, ExecutionStatus
-from .sandbox import Protections
-from .toolset import LLM_SERVER, LLM_TOOL
-from .values import decode_value, encode_artifact, encode_inputs
+from .wire import read_frame_async
 from .zygote_client import WorkerExit, ZygoteError
 
 __all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Executor"]

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import CodeModeError
+from ..errors import ZygoteError
 
 __all__ = ["WORKER_ENV_ALLOWLIST", "WorkerExit", "Zygote", "ZygoteError"]
 
@@ -35,10 +35,6 @@ WORKER_ENV_ALLOWLIST = (
 
 _START_TIMEOUT = 60.0
 _STOP_TIMEOUT = 5.0  # the zygote kills and reaps its workers before it exits (about 3 s at the most)
-
-
-class ZygoteError(CodeModeError):
-    """The pre-started worker process failed; executions cannot start (an internal error)."""
 
 
 class WorkerExit:
@@ -106,7 +102,7 @@ class Zygote:
                 [
                     sys.executable,
                     "-m",
-                    "codemode_kernel.executor.zygote",
+                    "codemode_kernel.worker.zygote",
                     "--control-fd",
                     str(theirs.fileno()),
                 ],

@@ -14,7 +14,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 
-from ..errors import AgentError, ConfigError, LLMError
+from ..errors import AgentCellError, AgentError, ConfigError, LLMError
 from .agent_view import AgentView
 from .display import TRACE_MIME
 from .frontend import Frontends
@@ -125,10 +125,3 @@ class AgentMagics(Magics):
             return run_reporting(loop_thread, start, view.handle, view.tick)
         except (AgentError, LLMError) as exc:  # said plainly: the message names the cause and the fix
             raise AgentCellError(f"{type(exc).__name__}: {exc}") from None
-
-
-class AgentCellError(Exception):
-    """The agent stopped: the model request failed, or an execution failed on our side (internal)."""
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"codemode agent stopped: {self}"]

@@ -15,9 +15,10 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ..calllog import CallRecord
+from ..errors import CodeModeCellError
 from ..executor import ExecutionResult
-from ..executor.values import decode_value
 from ..typegen import ToolModel, render_signature
+from ..worker.values import decode_value
 from .display import TRACE_MIME, history_bundle, result_bundle
 from .frontend import Frontends
 from .line_actions import load_artifact, reconnect_server
@@ -26,23 +27,6 @@ from .pump import run_reporting
 from .tools import KernelTools
 
 __all__ = ["CodeModeCellError", "CodeModeMagics"]
-
-
-class CodeModeCellError(Exception):
-    """A ``%%codemode`` cell whose program failed: shown with the program's own traceback and line."""
-
-    def __init__(self, result: ExecutionResult) -> None:
-        self.result = result
-        error = result.error or {}
-        where = f"line {error['line']}: " if error.get("line") else ""
-        message = f"{where}{error.get('type', result.status)}: {error.get('message', result.status)}"
-        super().__init__(message)
-
-    def _render_traceback_(self) -> list[str]:
-        error = self.result.error or {}
-        traceback = error.get("traceback")
-        lines = str(traceback).splitlines() if traceback else []
-        return [*lines, f"codemode: {self.result.status}: {self}"]
 
 
 def _cell_parser() -> argparse.ArgumentParser:
@@ -263,7 +247,7 @@ def status_text(tools: KernelTools) -> str:
 def _protections(tools: KernelTools) -> str:
     """The protections of this kernel's workers, as one reported them, in ``codemode doctor``'s words."""
     from ..errors import CodeModeError
-    from ..executor.sandbox import Protections
+    from ..worker.sandbox import Protections
 
     try:
         protections = tools.executor().protections()

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings, load_config
-from ..errors import CodeModeError, ConfigError, UntrustedConfigError
+from ..errors import ConfigError, ToolsUnavailable, UntrustedConfigError
 from ..executor import Executor
 from ..executor.references import await_servers_named, waiting_for
 from ..hub import ServerStatus
@@ -29,10 +29,6 @@ from .run_records import RunRecorder
 __all__ = ["KernelTools", "ToolsUnavailable"]
 
 _WAIT_LIMIT = 120.0
-
-
-class ToolsUnavailable(CodeModeError):
-    """The tools cannot be used in this kernel: the config is not trusted, invalid, or failed to start."""
 
 
 class KernelTools:

@@ -65,6 +65,11 @@ class ToolModel:
     warnings: tuple[str, ...] = ()
     validator: ArgumentValidator | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def nullable(self) -> tuple[str, ...]:
+        """Wire names of the parameters an explicit ``None`` is sent for (their schema accepts null)."""
+        return tuple(p.wire_name for p in self.params if p.nullable)
+
 
 def _unwrap_root(schema: Any, warnings: list[str], where: str) -> dict[str, Any]:
     """The input schema as one object schema: root ``$ref`` followed, ``allOf`` merged, alternatives joined.
@@ -211,13 +216,20 @@ def _patterns(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_tool_model(
-    spec: ToolSpec, function_name: str, *, taken_type_names: Collection[str] = ()
+    spec: ToolSpec,
+    function_name: str,
+    *,
+    taken_type_names: Collection[str] = (),
+    nullable: Collection[str] | None = None,
 ) -> ToolModel:
     """Translate a tool's schemas once into its ToolModel, under the given function name.
 
     Never raises for a bad schema: what cannot be translated is typed ``Any`` and listed in
     ``warnings``, and an input schema jsonschema cannot compile switches off validation (also a warning).
     ``taken_type_names`` are class names other tools already use (see :func:`build_tool_models`).
+    ``nullable`` (wire names), when given, says which parameters accept null, as a model built by the
+    kernel found (:attr:`ToolModel.nullable`): no validator is built then. A worker process builds its
+    tool functions that way, without importing jsonschema; the kernel validates every call.
     """
     stem = type_name(function_name)
     roots = ClassNames(taken_type_names)
@@ -236,19 +248,24 @@ def build_tool_model(
     extra = (translator.extra_type(schema, "", stem, 0) or AnyType()) if _accepts_extra(schema) else None
     python_names = assign_parameter_names([f.wire_name for f in fields])
     kwargs_name = assign_parameter_names(["kwargs"], taken=python_names.values())["kwargs"]
-    validator = ArgumentValidator(spec, function_name=function_name, parameter_names=python_names)
-    properties = schema.get("properties")
-    property_schemas: dict[str, Any] = properties if isinstance(properties, dict) else {}
-    params = [
-        _param(
-            f,
-            python_names[f.wire_name],
-            True
-            if _null_as_extra_key(spec.input_schema, f.wire_name, validator)
-            else validator.accepts_null(property_schemas.get(f.wire_name, True)),
-        )
-        for f in fields
-    ]
+    validator: ArgumentValidator | None = None
+    if nullable is not None:
+        known = frozenset(nullable)
+        params = [_param(f, python_names[f.wire_name], f.wire_name in known) for f in fields]
+    else:
+        validator = ArgumentValidator(spec, function_name=function_name, parameter_names=python_names)
+        properties = schema.get("properties")
+        property_schemas: dict[str, Any] = properties if isinstance(properties, dict) else {}
+        params = [
+            _param(
+                f,
+                python_names[f.wire_name],
+                True
+                if _null_as_extra_key(spec.input_schema, f.wire_name, validator)
+                else validator.accepts_null(property_schemas.get(f.wire_name, True)),
+            )
+            for f in fields
+        ]
     params = [p for p in params if p.required] + [p for p in params if not p.required]
     input_type = ClassType(input_name, fields, description="", extra=extra)
 
@@ -267,7 +284,7 @@ def build_tool_model(
         output_warnings = out.warnings
 
     all_warnings = warnings + translator.warnings + output_warnings
-    if validator.warning:
+    if validator is not None and validator.warning:
         all_warnings.append(validator.warning)
     return ToolModel(
         spec=spec,

@@ -9,7 +9,6 @@ converted by the same rules only when Python could not accept them.
 from __future__ import annotations
 
 import builtins
-import hashlib
 import keyword
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -84,6 +83,8 @@ def _words(text: str) -> list[str]:
 
 def _digest(text: str) -> str:
     """A short stable hash, for names that have nothing left after cleaning (``🌤️``)."""
+    import hashlib  # here: it loads OpenSSL (megabytes), which a worker process otherwise never needs
+
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import re
 from typing import Any
-from urllib.parse import unquote
 
 __all__ = [
     "STRUCTURAL_KEYWORDS",
@@ -56,6 +55,8 @@ def resolve_pointer(root: Any, ref: str) -> Any | None:
     """
     if not ref.startswith("#"):
         return None
+    from urllib.parse import unquote  # rare ($ref with escapes); urllib is not otherwise loaded by workers
+
     pointer = unquote(ref[1:])
     if pointer == "":
         return root

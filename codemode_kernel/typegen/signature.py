@@ -7,7 +7,6 @@ wire arguments dict.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import operator
@@ -181,6 +180,8 @@ def bind_arguments(model: ToolModel, args: tuple[Any, ...], kwargs: Mapping[str,
             param = None if model.kwargs_name is not None else param  # its Python name, as an extra key
         if param is None:
             if model.kwargs_name is None:
+                import difflib  # only for a mistaken call: not worth loading for every worker
+
                 hint = difflib.get_close_matches(key, list(by_name), n=1)
                 suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
                 raise _fail(model, f"got an unexpected keyword argument {key!r}{suggestion}", key)

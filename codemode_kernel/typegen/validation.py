@@ -15,16 +15,14 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-from jsonschema.protocols import Validator
-from jsonschema.validators import extend, validator_for
-
 from ..errors import ToolArgumentError
 from ..toolspec import ToolSpec
 from .text import clip
 
 if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
     from .model import ToolModel
 
 __all__ = ["ArgumentValidator", "validate_arguments"]
@@ -68,6 +66,11 @@ class ArgumentValidator:
         """Why validation is off (``inputSchema cannot be used for validation (...)``), or None."""
         self._validator: Validator | None = None
         schema = spec.input_schema
+        # Imported here: jsonschema and its format checkers are a large import, which the kernel pays
+        # once and a worker process (which only binds arguments) never.
+        from jsonschema import Draft202012Validator
+        from jsonschema.validators import validator_for
+
         try:
             cls = validator_for(schema, default=Draft202012Validator)
             cls.check_schema(schema)
@@ -121,6 +124,8 @@ class ArgumentValidator:
             return
         if not errors:
             return
+        from jsonschema.exceptions import best_match
+
         first = best_match(errors)
         assert first is not None  # errors is not empty
         field, text = self.explain(first)
@@ -200,6 +205,8 @@ def _reading_nullable(cls: type[Validator]) -> type[Validator]:
             return check(validator, value, instance, schema) or ()
 
         return keyword
+
+    from jsonschema.validators import extend
 
     checks = {name: lenient(check) for name, check in cls.VALIDATORS.items()}
     extended: type[Validator] = extend(cls, checks)  # type: ignore[no-untyped-call]

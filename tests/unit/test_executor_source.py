@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codemode_kernel.errors import CodeModeError
-from codemode_kernel.executor.source import (
+from codemode_kernel.worker.source import (
     CodeSyntaxError,
     PreparedCode,
     arun_prepared,

@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codemode_kernel.executor.values import (
+from codemode_kernel.results import Image, ToolResult
+from codemode_kernel.worker.values import (
     ReprValue,
     decode_inputs,
     decode_value,
     encode_inputs,
     encode_value,
 )
-from codemode_kernel.results import Image, ToolResult
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
@@ -298,7 +298,7 @@ def test_a_big_or_complex_array_travels_as_its_repr() -> None:
 def test_encoding_plain_values_imports_neither_pandas_nor_numpy() -> None:
     code = (
         "import sys\n"
-        "from codemode_kernel.executor.values import encode_value, decode_value\n"
+        "from codemode_kernel.worker.values import encode_value, decode_value\n"
         "for v in ([{'a': 1}], {'b': 2.5}, 'x', b'y', object()):\n"
         "    decode_value(encode_value(v))\n"
         "assert 'pandas' not in sys.modules and 'numpy' not in sys.modules, sorted(sys.modules)\n"

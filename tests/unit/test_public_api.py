@@ -10,10 +10,13 @@ import codemode_kernel
 
 
 def public_names(module: object) -> set[str]:
+    """Names not starting with ``_`` that are not modules, including those a package imports lazily."""
     return {
         name
-        for name, value in vars(module).items()
-        if not name.startswith("_") and not isinstance(value, type(codemode_kernel)) and name != "annotations"
+        for name in dir(module)
+        if not name.startswith("_")
+        and not isinstance(getattr(module, name), type(codemode_kernel))
+        and name not in ("annotations", "TYPE_CHECKING")
     }
 
 

@@ -87,7 +87,7 @@ print(json.dumps({"before": before.decode(errors="replace"), "after": after.deco
 def test_the_startup_block_in_proc_self_environ_is_wiped(tmp_path: Path) -> None:
     """A worker forked from a zygote shares the zygote's start-up environment block: it is zeroed."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), SECRET: "sk-startup-secret"}
-    module = ROOT / "codemode_kernel" / "executor" / "sandbox" / "_environment.py"
+    module = ROOT / "codemode_kernel" / "worker" / "sandbox" / "_environment.py"
     done = subprocess.run(
         [sys.executable, "-I", "-c", _STARTUP_BLOCK, str(module)],
         env=env,

@@ -18,12 +18,12 @@ from test_sandbox_harness import (
     sandboxed,
 )
 
-from codemode_kernel.executor.sandbox import probe
-from codemode_kernel.executor.sandbox._landlock import restrict
-from codemode_kernel.executor.sandbox._libc import CLONE_NEWNS
-from codemode_kernel.executor.sandbox._mounts import hide_paths, plan_hiding
-from codemode_kernel.executor.sandbox._namespaces import unshare_namespaces
-from codemode_kernel.executor.sandbox._privileges import set_no_new_privs
+from codemode_kernel.worker.sandbox import probe
+from codemode_kernel.worker.sandbox._landlock import restrict
+from codemode_kernel.worker.sandbox._libc import CLONE_NEWNS
+from codemode_kernel.worker.sandbox._mounts import hide_paths, plan_hiding
+from codemode_kernel.worker.sandbox._namespaces import unshare_namespaces
+from codemode_kernel.worker.sandbox._privileges import set_no_new_privs
 
 
 def _write(path: Path, text: str = "EVIL") -> int:

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from codemode_kernel.executor.sandbox import (
+from codemode_kernel.worker.sandbox import (
     Protections,
     SandboxPolicy,
     default_hidden_paths,

@@ -19,12 +19,12 @@ from test_sandbox_harness import (
     sandboxed,
 )
 
-from codemode_kernel.executor.sandbox import probe
-from codemode_kernel.executor.sandbox._landlock import restrict
-from codemode_kernel.executor.sandbox._libc import CLONE_NEWNET
-from codemode_kernel.executor.sandbox._namespaces import unshare_namespaces
-from codemode_kernel.executor.sandbox._privileges import set_no_new_privs
-from codemode_kernel.executor.sandbox._seccomp import build_filter, install_filter
+from codemode_kernel.worker.sandbox import probe
+from codemode_kernel.worker.sandbox._landlock import restrict
+from codemode_kernel.worker.sandbox._libc import CLONE_NEWNET
+from codemode_kernel.worker.sandbox._namespaces import unshare_namespaces
+from codemode_kernel.worker.sandbox._privileges import set_no_new_privs
+from codemode_kernel.worker.sandbox._seccomp import build_filter, install_filter
 
 
 class Ports:

@@ -28,8 +28,8 @@ from test_sandbox_harness import (
     sandboxed,
 )
 
-from codemode_kernel.executor.sandbox._libc import ARCH
-from codemode_kernel.executor.sandbox._privileges import drop_capabilities
+from codemode_kernel.worker.sandbox._libc import ARCH
+from codemode_kernel.worker.sandbox._privileges import drop_capabilities
 
 _libc = ctypes.CDLL(None, use_errno=True)
 # The multiprocessing submodules above are imported here because a pool imports them lazily, and a child

@@ -19,8 +19,8 @@ from test_sandbox_harness import (
     sandboxed,
 )
 
-import codemode_kernel.executor.sandbox as sandbox
-from codemode_kernel.executor.sandbox import (
+import codemode_kernel.worker.sandbox as sandbox
+from codemode_kernel.worker.sandbox import (
     Capabilities,
     Protections,
     SandboxError,

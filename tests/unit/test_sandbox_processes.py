@@ -24,7 +24,7 @@ from test_sandbox_harness import (
     wait_until_gone,
 )
 
-from codemode_kernel.executor.sandbox import (
+from codemode_kernel.worker.sandbox import (
     Protections,
     enter_sandbox,
     fork_into_new_pid_namespace,

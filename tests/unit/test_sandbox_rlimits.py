@@ -21,7 +21,7 @@ from test_sandbox_harness import (
     sandboxed,
 )
 
-from codemode_kernel.executor.sandbox._rlimits import apply_rlimits
+from codemode_kernel.worker.sandbox._rlimits import apply_rlimits
 
 
 def _limits(

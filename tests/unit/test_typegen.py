@@ -964,7 +964,7 @@ def test_validator_is_compiled_once(weather_models: list[ToolModel], monkeypatch
     from codemode_kernel.typegen import validation
 
     calls: list[object] = []
-    monkeypatch.setattr(validation, "validator_for", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(validation.ArgumentValidator, "__init__", lambda *a, **k: calls.append(a))
     for _ in range(50):
         validate_arguments(weather_models[0], {"city": "Oslo", "unit": "celsius"})
     assert calls == []

@@ -13,7 +13,6 @@ program's own frames, so that the record alone is enough to fix the code.
 from __future__ import annotations
 
 import ast
-import asyncio
 import inspect
 import itertools
 import re
@@ -23,7 +22,7 @@ from functools import cached_property
 from types import CodeType, TracebackType
 from typing import Any, NamedTuple
 
-from ..errors import CodeModeError
+from ..errors import CodeSyntaxError
 
 __all__ = [
     "CodeSyntaxError",
@@ -54,18 +53,6 @@ _DEFAULT_MESSAGES: dict[type[BaseException], str] = {
     MemoryError: "out of memory",
     RecursionError: "maximum recursion depth exceeded",
 }
-
-
-class CodeSyntaxError(CodeModeError, SyntaxError):
-    """The program does not compile; ``error`` is its error record, located in the code as written.
-
-    It is also a ``SyntaxError`` whose ``lineno`` and ``offset`` count in the code as written.
-    """
-
-    def __init__(self, error: dict[str, Any], *, filename: str = "<code>"):
-        self.error = error
-        position = (filename, error["line"], error["column"], error["source_line"], error["line"], None)
-        super().__init__(error["message"], position)
 
 
 @dataclass(frozen=True)
@@ -225,6 +212,8 @@ def run_prepared(prepared: PreparedCode, globals: dict[str, Any]) -> Any:
             (use ``arun_prepared`` there).
     """
     if prepared.is_async:
+        import asyncio  # only a program that awaits pays for loading it (a worker does not preload it)
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:

@@ -8,7 +8,6 @@ artifact store: the kernel does both.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import socket
 import threading
@@ -17,6 +16,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from .. import errors
+from ..errors import ChannelClosed
 from .protocol import FrameReader, ProtocolError, send_frame
 
 __all__ = ["CallOrder", "Channel", "ChannelClosed"]
@@ -35,10 +35,6 @@ _ERRORS: dict[str, type[errors.CodeModeError]] = {
     "LLMModelNotFoundError": errors.LLMModelNotFoundError,
     "LLMUnreachableError": errors.LLMUnreachableError,
 }
-
-
-class ChannelClosed(errors.CodeModeError):
-    """The kernel closed the channel (the execution is being stopped)."""
 
 
 class CallOrder:
@@ -111,6 +107,8 @@ class Channel:
 
     async def acall(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Async twin of ``call``."""
+        import asyncio  # loaded by the program that awaits: a worker does not import it up front
+
         return await asyncio.wrap_future(self.submit(server, tool, arguments))
 
     def submit(self, server: str, tool: str, arguments: dict[str, Any]) -> Future[dict[str, Any]]:

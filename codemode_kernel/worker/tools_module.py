@@ -77,6 +77,7 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
                 title=d.get("title"),
             ),
             d["function_name"],
+            nullable=d.get("nullable") or (),
         )
         for d in descriptors
     ]

@@ -26,7 +26,6 @@ argument alike, never as a failed send.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import select
@@ -36,33 +35,25 @@ import threading
 import time
 from typing import Any
 
+from ..errors import FrameTooLarge, ProtocolError
+
 __all__ = [
+    "HEADER_BYTES",
     "MAX_FRAME_BYTES",
     "FrameReader",
     "FrameTooLarge",
     "ProtocolError",
+    "body_length",
+    "decode_body",
     "encode_frame",
     "peek_frame",
-    "read_frame_async",
     "send_frame",
 ]
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")
+HEADER_BYTES = _HEADER.size
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class ProtocolError(Exception):
-    """The peer sent something that is not a valid frame."""
-
-
-class FrameTooLarge(ProtocolError):
-    """A message to send is larger than one frame may be; ``size`` and ``limit`` are in bytes."""
-
-    def __init__(self, size: int, limit: int = MAX_FRAME_BYTES) -> None:
-        super().__init__(f"frame of {size} bytes exceeds the limit of {limit}")
-        self.size = size
-        self.limit = limit
 
 
 def encode_frame(message: dict[str, Any]) -> bytes:
@@ -78,7 +69,7 @@ def encode_frame(message: dict[str, Any]) -> bytes:
         # Surrogates only occur inside JSON strings: an escaped backslash plus "udce9" keeps them readable.
         body = _SURROGATE.sub(lambda found: f"\\\\u{ord(found.group()):04x}", text).encode()
     if len(body) > MAX_FRAME_BYTES:
-        raise FrameTooLarge(len(body))
+        raise FrameTooLarge(len(body), MAX_FRAME_BYTES)
     return _HEADER.pack(len(body)) + body
 
 
@@ -91,6 +82,12 @@ def decode_body(body: bytes) -> dict[str, Any]:
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise ProtocolError("frame is not a JSON object with a string 'type'")
     return message
+
+
+def body_length(header: bytes) -> int:
+    """The body length a frame header announces (``HEADER_BYTES`` bytes), checked against the limit."""
+    (length,) = _HEADER.unpack(header)
+    return _check_length(length)
 
 
 def _check_length(length: int) -> int:
@@ -168,19 +165,3 @@ def send_frame(sock: socket.socket, message: dict[str, Any]) -> None:
     data = encode_frame(message)
     with _send_lock:
         sock.sendall(data)
-
-
-async def read_frame_async(reader: asyncio.StreamReader) -> dict[str, Any] | None:
-    """The kernel side's reader: the next message, or None on a clean close between frames."""
-    try:
-        header = await reader.readexactly(_HEADER.size)
-    except asyncio.IncompleteReadError as exc:
-        if not exc.partial:
-            return None
-        raise ProtocolError("channel closed in the middle of a frame header") from None
-    (length,) = _HEADER.unpack(header)
-    try:
-        body = await reader.readexactly(_check_length(length))
-    except asyncio.IncompleteReadError:
-        raise ProtocolError("channel closed in the middle of a frame") from None
-    return decode_body(body)

@@ -1,6 +1,6 @@
 """The pre-started worker process: imports once, builds the tools module once, forks a worker per run.
 
-Started by the Executor as ``python -m codemode_kernel.executor.zygote --control-fd N`` with a scrubbed
+Started by the Executor as ``python -m codemode_kernel.worker.zygote --control-fd N`` with a scrubbed
 environment; reads its setup (tool descriptors, modules to preload) as one JSON object on stdin. It stays
 single-threaded so that forking it is safe (about 3 ms). Control messages travel over a SOCK_SEQPACKET
 socket, one JSON object per packet:
@@ -37,9 +37,9 @@ from typing import Any
 
 # Imported here, once, by the zygote: a forked worker finds them loaded instead of importing them again.
 from .channel import Channel
+from .main import serve as serve_programs
 from .sandbox import SandboxError, SandboxPolicy, become_child_subreaper, enter_sandbox, probe
-from .toolset import ToolRuntime, build_tools_module
-from .worker import serve as serve_programs
+from .tools_module import ToolRuntime, build_tools_module
 
 __all__ = ["main"]
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import sys
 from typing import Final
 
@@ -141,7 +140,7 @@ _TABLES = {
     ),
 }
 
-ARCH: Final[SyscallTable | None] = _TABLES.get(platform.machine()) if sys.platform == "linux" else None
+ARCH: Final[SyscallTable | None] = _TABLES.get(os.uname().machine) if sys.platform == "linux" else None
 """This machine's table, or None where the sandbox has no numbers (and reports its layers unavailable)."""
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
@@ -160,7 +159,7 @@ def _c(value: int | bytes | None) -> object:
 def syscall(call: str, *args: int | bytes | None, what: str | None = None) -> int:
     """Make the raw system call ``call`` (a name from this machine's table); raise OSError when it fails."""
     if _libc is None or ARCH is None:
-        raise OSError(38, f"{call}: no system call table for {platform.machine()} on {sys.platform}")
+        raise OSError(38, f"{call}: no system call table for {os.uname().machine} on {sys.platform}")
     result = int(_libc.syscall(ctypes.c_long(ARCH[call]), *(_c(a) for a in args)))
     if result == -1:
         raise _fail(what or call)

@@ -23,7 +23,7 @@ from .. import errors
 from .channel import Channel
 from .sandbox import kill_namespace
 from .source import CodeSyntaxError, PreparedCode, error_record, prepare, remember_run, run_prepared
-from .toolset import HELPER_NAMES
+from .tools_module import HELPER_NAMES
 from .values import decode_inputs, encode_value
 
 __all__ = ["program_globals", "serve"]

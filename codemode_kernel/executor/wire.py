@@ -1,0 +1,29 @@
+"""The kernel's end of a worker's channel: frames read on the event loop.
+
+The frame format itself is the worker package's (``worker.protocol``), which imports no asyncio: a
+worker process reads with a blocking socket and has no event loop to load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..worker.protocol import HEADER_BYTES, ProtocolError, body_length, decode_body
+
+__all__ = ["read_frame_async"]
+
+
+async def read_frame_async(reader: asyncio.StreamReader) -> dict[str, Any] | None:
+    """The next message from a worker, or None on a clean close between frames."""
+    try:
+        header = await reader.readexactly(HEADER_BYTES)
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            return None
+        raise ProtocolError("channel closed in the middle of a frame header") from None
+    try:
+        body = await reader.readexactly(body_length(header))
+    except asyncio.IncompleteReadError:
+        raise ProtocolError("channel closed in the middle of a frame") from None
+    return decode_body(body)
