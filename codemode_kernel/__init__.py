@@ -5,6 +5,7 @@ The public API is the names below; every module path may change.
 
 from typing import TYPE_CHECKING
 
+from ._version import __version__ as __version__
 from .errors import (
     AgentError,
     ArtifactError,
@@ -74,9 +75,6 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
-
-
-__version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython: object) -> None:

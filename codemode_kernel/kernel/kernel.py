@@ -6,6 +6,7 @@ from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
 
+from .._version import __version__
 from .extension import attach
 from .state_file import KernelStateFile
 
@@ -16,7 +17,7 @@ class CodeModeKernel(IPythonKernel):
     """The Code Mode kernel: Python, plus the configured MCP tools as typed functions and ``%%codemode``."""
 
     implementation = "codemode"
-    implementation_version = "0.1.0"
+    implementation_version = __version__
     banner = (
         "Code Mode (Python 3): every MCP tool is a typed Python function (`tools`);\n"
         "`%%codemode` runs a cell in the isolated executor; `%codemode status` shows the servers.\n"
