@@ -17,58 +17,44 @@ import shutil
 import signal
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
 from ..artifacts import ArtifactStore
-from ..calllog import CallRecord, call_order
+from ..calllog import call_order
 from ..config import CodeModeSettings, resolve_code_mode
-from ..errors import ArtifactError, ArtifactNotFoundError, CodeModeError, LLMError, UnknownToolError
-from ..hub.connection import ProgressCallback
 from ..toolbox import Toolbox
-from ..worker.protocol import ProtocolError, encode_frame
 from ..worker.sandbox import Protections
-from ..worker.tools_module import LLM_SERVER, LLM_TOOL
-from ..worker.values import decode_value, encode_artifact, encode_inputs
+from ..worker.values import encode_inputs
+from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .references import SessionNames, await_servers_named, note_connecting, waiting_for
-from .replay import ReplayBook, describe_call
+from .replay import ReplayBook
+from .requests import WorkerRequests
 from .result import ExecutionResult, ExecutionStatus
-from .wire import read_frame_async
 from .zygote_client import WorkerExit, ZygoteError
 
-__all__ = ["DEFAULT_GRACE", "DEFAULT_TIMEOUT", "MAX_TIMEOUT", "MIN_TIMEOUT", "Executor"]
+__all__ = [
+    "DEFAULT_GRACE",
+    "DEFAULT_TIMEOUT",
+    "MAX_TIMEOUT",
+    "MIN_TIMEOUT",
+    "CallCallback",
+    "Executor",
+    "LLMHandler",
+    "OutputCallback",
+    "ProgressWatcher",
+]
 
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 30.0, 1.0, 300.0
 DEFAULT_GRACE = 5.0
 DEFAULT_SESSION_IDLE = 600.0
 
-LLMHandler = Callable[[dict[str, Any]], Awaitable[str]]
-"""``await llm(request)``: the model's answer to a program's ``llm()`` (prompt, system, max_tokens)."""
-OutputCallback = Callable[[str, str], None]
-"""``on_output(stream, text)``: what the program printed, as it prints it."""
-CallCallback = Callable[[CallRecord], None]
-"""``on_call(record)``: one of the execution's tool calls started (status running) or ended."""
-ProgressWatcher = Callable[[str, int | None, float, float | None, str | None], None]
-"""``on_progress(tool, seq, progress, total, message)``: a server's progress notification for a call."""
-
-
-@dataclass(frozen=True)
-class _Watchers:
-    """The caller's live views of one execution, called on the hub's thread."""
-
-    on_output: OutputCallback | None = None
-    on_call: CallCallback | None = None
-    on_progress: ProgressWatcher | None = None
-
-
 log = logging.getLogger(__name__)
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
-_REPLAYABLE = ("ok", "tool_error", "invalid_arguments", "timeout", "server_error")
-_ERROR_FOR_STATUS = {"invalid_arguments": "ToolArgumentError", "timeout": "ToolTimeoutError"}
 
 
 @dataclass
@@ -86,77 +72,6 @@ class _Session:
     idle: asyncio.TimerHandle | None = None
     names: SessionNames = field(default_factory=SessionNames)
     """The globals its programs bound: a later program using them need not wait for servers."""
-
-
-@dataclass
-class _Execution:
-    """The state of one running execution, on the hub's loop."""
-
-    execution_id: str
-    writer: asyncio.StreamWriter
-    max_output: int
-    stdout: list[str] = field(default_factory=list)
-    stderr: list[str] = field(default_factory=list)
-    output_size: int = 0
-    truncated: bool = False
-    calls: set[asyncio.Task[None]] = field(default_factory=set)
-    done: dict[str, Any] | None = None
-    broken: str | None = None
-    book: ReplayBook | None = None
-    pending_mode: bool = False
-    pending: list[dict[str, Any]] = field(default_factory=list)
-    pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
-    protections: dict[str, Any] = field(default_factory=dict)
-    watchers: _Watchers = field(default_factory=_Watchers)
-    records: dict[str, CallRecord] = field(default_factory=dict)
-    """This execution's tool calls, by id, in the order they started (kept however long the log grows)."""
-    artifact_ids: list[str] = field(default_factory=list)
-    """Artifacts this execution made (stored by the program, or large tool results), in order."""
-
-    def collect(self, record: CallRecord) -> None:
-        if record.execution_id != self.execution_id:
-            return
-        self.records[record.id] = record
-        if record.artifact_id is not None and record.artifact_id not in self.artifact_ids:
-            self.artifact_ids.append(record.artifact_id)
-        if self.watchers.on_call is not None:
-            try:
-                self.watchers.on_call(record)
-            except Exception:  # a broken live view must not break the execution
-                log.exception("an on_call callback failed")
-
-    def output(self, stream: str, data: str) -> None:
-        room = self.max_output - self.output_size
-        if room <= 0:
-            self.truncated = True
-            return
-        if len(data) > room:
-            data, self.truncated = data[:room], True
-        self.output_size += len(data)
-        (self.stdout if stream == "stdout" else self.stderr).append(data)
-        if self.watchers.on_output is not None:
-            try:
-                self.watchers.on_output(stream, data)
-            except Exception:  # a broken live view must not break the execution
-                log.exception("an on_output callback failed")
-
-    def progress_of(self, tool: str, seq: int | None) -> ProgressCallback | None:
-        """The hub's progress callback for one call, when the caller watches progress."""
-        watch = self.watchers.on_progress
-        if watch is None:
-            return None
-
-        def forward(progress: float, total: float | None, message: str | None) -> None:
-            try:
-                watch(tool, seq, progress, total, message)
-            except Exception:  # a broken live view must not break the call
-                log.exception("an on_progress callback failed")
-
-        return forward
-
-    def reply(self, message: dict[str, Any]) -> None:
-        if not self.writer.is_closing():
-            self.writer.write(encode_frame(message))
 
 
 class Executor:
@@ -203,11 +118,13 @@ class Executor:
         self.artifacts: ArtifactStore = call_log.artifacts
         """The workspace's artifacts: what programs stored, and tool results too large for a record."""
         call_log.max_result_bytes = self.settings.artifact_threshold_bytes
+        self._hub = toolbox.hub
+        self._loop_thread = toolbox.hub.loop_thread
+        self._requests = WorkerRequests(self._hub, self.artifacts, self.settings, llm)
         self.timeout = _check_timeout(timeout if timeout is not None else self.settings.timeout)
         self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
         self.session_idle = session_idle
-        self.llm = llm
         self._sessions: dict[str, _Session] = {}
         self._pool = WorkerPool(
             toolbox,
@@ -216,6 +133,15 @@ class Executor:
             preload=preload if preload is not None else self.settings.preload,
             overrides=sandbox or {},
         )
+
+    @property
+    def llm(self) -> LLMHandler | None:
+        """What answers a program's ``llm()`` (None: no model, and ``llm()`` raises LLMError)."""
+        return self._requests.llm
+
+    @llm.setter
+    def llm(self, handler: LLMHandler | None) -> None:
+        self._requests.llm = handler
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -236,19 +162,19 @@ class Executor:
     def close(self) -> None:
         """End every session, the worker prepared ahead and the pre-started process."""
         if self._pool.started:
-            self.toolbox.hub.loop_thread.run(self._shut_down())
+            self._loop_thread.run(self._shut_down())
 
     async def aclose(self) -> None:
         """Async twin of ``close``."""
         if self._pool.started:
-            await self.toolbox.hub.loop_thread.run_async(self._shut_down())
+            await self._loop_thread.run_async(self._shut_down())
 
     def warm(self) -> None:
         """Start the worker process and prepare a worker in the background; returns at once.
 
         A kernel calls it once its tools are connected, so the first run does not pay the start.
         """
-        self.toolbox.hub.loop_thread.submit(self._pool.warm())
+        self._loop_thread.submit(self._pool.warm())
 
     def protections(self) -> Protections:
         """The isolation layers this executor's workers apply, as a worker reported them on entering.
@@ -260,7 +186,7 @@ class Executor:
         Raises:
             ZygoteError: no worker could start, or one could not enter its sandbox.
         """
-        return Protections.from_dict(self.toolbox.hub.loop_thread.run(self._pool.protections()))
+        return Protections.from_dict(self._loop_thread.run(self._pool.protections()))
 
     async def _shut_down(self) -> None:
         for name in list(self._sessions):
@@ -303,9 +229,9 @@ class Executor:
                 progress on one of this execution's calls, on the hub's thread (keep it short).
         """
         runner = self._run(
-            code, timeout, inputs, session, replay, pending, _Watchers(on_output, on_call, on_progress)
+            code, timeout, inputs, session, replay, pending, Watchers(on_output, on_call, on_progress)
         )
-        return self.toolbox.hub.loop_thread.run(runner)
+        return self._loop_thread.run(runner)
 
     async def arun(
         self,
@@ -322,9 +248,9 @@ class Executor:
     ) -> ExecutionResult:
         """Async twin of ``run``, awaitable from any event loop."""
         runner = self._run(
-            code, timeout, inputs, session, replay, pending, _Watchers(on_output, on_call, on_progress)
+            code, timeout, inputs, session, replay, pending, Watchers(on_output, on_call, on_progress)
         )
-        return await self.toolbox.hub.loop_thread.run_async(runner)
+        return await self._loop_thread.run_async(runner)
 
     @property
     def sessions(self) -> list[str]:
@@ -333,7 +259,7 @@ class Executor:
 
     def close_session(self, name: str) -> bool:
         """End a session (its worker and every process it started); False when there was none."""
-        return self.toolbox.hub.loop_thread.run(self._end_session(name))
+        return self._loop_thread.run(self._end_session(name))
 
     async def _run(
         self,
@@ -343,7 +269,7 @@ class Executor:
         session: str | None,
         replay: Sequence[Mapping[str, Any]] | None,
         pending: bool,
-        watchers: _Watchers,
+        watchers: Watchers,
     ) -> ExecutionResult:
         limit = _check_timeout(timeout if timeout is not None else self.timeout)
         book = ReplayBook(replay) if replay is not None else None
@@ -382,7 +308,7 @@ class Executor:
         encoded_inputs: dict[str, Any],
         book: ReplayBook | None,
         pending: bool,
-        watchers: _Watchers,
+        watchers: Watchers,
     ) -> ExecutionResult:
         try:
             worker = await self._pool.take()
@@ -417,7 +343,7 @@ class Executor:
         encoded_inputs: dict[str, Any],
         book: ReplayBook | None,
         pending: bool,
-        watchers: _Watchers,
+        watchers: Watchers,
     ) -> ExecutionResult:
         current = self._sessions.get(name)
         if current is not None and (not current.alive or not self._pool.is_current(current.worker)):
@@ -478,22 +404,22 @@ class Executor:
         pending: bool,
         worker: Worker,
         session: _Session | None = None,
-        watchers: _Watchers | None = None,
+        watchers: Watchers | None = None,
     ) -> ExecutionResult:
         pid, exited = worker.pid, worker.exited
         if session is None:
             reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
         else:
             reader, writer = session.reader, session.writer
-        state = _Execution(
+        state = Execution(
             execution_id,
             writer,
             self.max_output_bytes,
             book=book,
             pending_mode=pending and book is not None,
-            watchers=watchers or _Watchers(),
+            watchers=watchers or Watchers(),
         )
-        unsubscribe = self.toolbox.hub.call_log.subscribe(state.collect)
+        unsubscribe = self._hub.call_log.subscribe(state.collect)
         status: ExecutionStatus
         error: dict[str, Any] | None = None
         keep = False
@@ -508,7 +434,7 @@ class Executor:
                     "session": session is not None,
                 }
             )
-            serve = asyncio.ensure_future(self._serve(reader, state))
+            serve = asyncio.ensure_future(self._requests.serve(reader, state))
             try:
                 stopped_pending = await self._wait(serve, state, limit)
             except TimeoutError:
@@ -543,7 +469,7 @@ class Executor:
             session.protections = state.protections or session.protections
             session.alive = keep
         value = state.done.get("value") if state.done and status == "ok" else None
-        artifacts = await self._artifacts_of(state)
+        artifacts = await self._requests.artifacts_of(state)
         return ExecutionResult(
             status=status,
             execution_id=execution_id,
@@ -560,7 +486,7 @@ class Executor:
             pending_calls=[{k: c[k] for k in ("server", "tool", "arguments")} for c in state.pending],
         )
 
-    async def _wait(self, serve: asyncio.Future[None], state: _Execution, limit: float) -> bool:
+    async def _wait(self, serve: asyncio.Future[None], state: Execution, limit: float) -> bool:
         """Wait for the channel to end; True when the program is blocked on pending (unrecorded) calls.
 
         A parallel batch sends all its calls before it blocks, so pending calls are collected until none
@@ -592,232 +518,8 @@ class Executor:
             if not done:
                 raise TimeoutError
 
-    async def _serve(self, reader: asyncio.StreamReader, state: _Execution) -> None:
-        """Read the worker's frames until ``done``, end of channel, or a broken frame."""
-        hub = self.toolbox.hub
-        try:
-            while (message := await read_frame_async(reader)) is not None:
-                kind = message.get("type")
-                if kind in ("stdout", "stderr"):
-                    state.output(str(kind), str(message.get("data", "")))
-                elif kind == "tool_call":
-                    task = asyncio.ensure_future(self._tool_call(hub, state, message))
-                    state.calls.add(task)
-                    task.add_done_callback(state.calls.discard)
-                elif kind == "artifact":
-                    task = asyncio.ensure_future(self._artifact_request(state, message))
-                    state.calls.add(task)
-                    task.add_done_callback(state.calls.discard)
-                elif kind == "protections":
-                    state.protections = message
-                elif kind == "done":
-                    state.done = message
-                    return
-                else:
-                    raise ProtocolError(f"unexpected frame type {kind!r}")
-        except ProtocolError as exc:
-            state.broken = str(exc)
-        except (ConnectionError, OSError) as exc:
-            state.broken = f"channel failed: {exc}"
-
-    async def _tool_call(self, hub: Any, state: _Execution, message: dict[str, Any]) -> None:
-        call_id = message.get("id")
-        server, tool = str(message.get("server", "")), str(message.get("tool", ""))
-        arguments = message.get("arguments")
-        if not isinstance(arguments, dict):
-            arguments = {}
-        if state.book is not None:
-            self._replay_call(state, call_id, server, tool, arguments, _seq(message))
-            return
-        if (server, tool) == (LLM_SERVER, LLM_TOOL):
-            await self._llm_call(state, call_id, arguments, _seq(message))
-            return
-        if self.settings.is_excluded(server, tool):
-            # The namespace may still hold the function (it is built for the config's defaults, and a
-            # model's own codeMode can exclude more): the rule is enforced here, where calls are made.
-            refused = UnknownToolError(
-                f"{tool} is excluded from code mode here (excludedTools in the codeMode settings): programs "
-                f"cannot call it; the agent offers it to the model as an ordinary tool"
-            )
-            state.reply(
-                {"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(refused, tool)}
-            )
-            return
-        try:
-            result = await hub.acall(
-                server,
-                tool,
-                arguments,
-                execution_id=state.execution_id,
-                seq=_seq(message),
-                progress=state.progress_of(tool, _seq(message)),
-            )
-        except CodeModeError as exc:
-            state.reply({"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, tool)})
-            return
-        state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
-
-    async def _artifact_request(self, state: _Execution, message: dict[str, Any]) -> None:
-        """Answer a program's store_artifact / get_artifact / list_artifacts, off the loop (SQLite)."""
-        request_id = message.get("id")
-        loop = asyncio.get_running_loop()
-        try:
-            result = await loop.run_in_executor(None, self._artifact_op, state.execution_id, message)
-            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": True, "result": result})
-        except ArtifactError as exc:
-            error = {"type": type(exc).__name__, "message": str(exc), "key": getattr(exc, "key", None)}
-            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": False, "error": error})
-        except ProtocolError as exc:
-            message_text = (
-                f"the artifact is too large to send to a program ({exc}); read it in the kernel with "
-                "executor.artifacts.read_bytes(id)"
-            )
-            error = {"type": "ArtifactError", "message": message_text}
-            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": False, "error": error})
-        else:
-            if message.get("op") == "store":
-                state.artifact_ids.append(str(result["id"]))
-        if not state.writer.is_closing():
-            state.writer.write(frame)
-
-    def _artifact_op(self, execution_id: str, message: dict[str, Any]) -> Any:
-        """Run one artifact request against the store (on a worker thread); what the program gets back."""
-        op = message.get("op")
-        if op == "store":
-            try:
-                value = decode_value(message.get("value"))
-            except ValueError as exc:  # the envelope comes from untrusted code
-                raise ArtifactError(f"store_artifact: {exc}") from None
-            artifact = self.artifacts.put(
-                value,
-                name=message.get("name"),
-                type=message.get("mime_type"),
-                description=message.get("description"),
-                execution_id=execution_id,
-            )
-            return artifact.to_dict()
-        if op == "get":
-            key = message.get("key")
-            if not isinstance(key, str):
-                raise ArtifactNotFoundError(
-                    f"get_artifact() takes an artifact's id or name (a str), not a {type(key).__name__}",
-                    key=repr(key),
-                )
-            value = self.artifacts.load(key)
-            try:
-                return encode_artifact(value)
-            except TypeError as exc:
-                raise ArtifactError(f"artifact {key!r} cannot be sent to a program: {exc}") from None
-        if op == "list":
-            return [artifact.to_dict() for artifact in self.artifacts.list()]
-        raise ArtifactError(f"unknown artifact request {op!r}; expected store, get or list")
-
-    async def _artifacts_of(self, state: _Execution) -> list[dict[str, Any]]:
-        """The metadata of what this execution stored, in the order it was stored."""
-        if not state.artifact_ids:
-            return []  # the store is not even opened for an execution that made none
-        loop = asyncio.get_running_loop()
-        try:
-            made = await loop.run_in_executor(
-                None, lambda: self.artifacts.list(execution_id=state.execution_id)
-            )
-        except ArtifactError:
-            log.exception("could not list the artifacts of execution %s", state.execution_id)
-            return []
-        by_id = {artifact.id: artifact for artifact in made}
-        return [by_id[i].to_dict() for i in state.artifact_ids if i in by_id]
-
-    async def _llm_call(
-        self, state: _Execution, call_id: Any, arguments: dict[str, Any], seq: int | None
-    ) -> None:
-        """Answer a program's ``llm()`` with the configured model; logged (and replayable) as a tool call."""
-        log = self.toolbox.hub.call_log
-        record = log.start(LLM_SERVER, LLM_TOOL, arguments, execution_id=state.execution_id, seq=seq)
-        try:
-            if self.llm is None:
-                raise LLMError(
-                    'llm(): no model is configured for this kernel; add one to "models" in the config '
-                    "(docs/llm.md)"
-                )
-            text = await self.llm(arguments)
-        except CodeModeError as exc:
-            log.finish(record, "server_error", error=str(exc))
-            state.reply(
-                {"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, LLM_TOOL)}
-            )
-            return
-        except asyncio.CancelledError:
-            log.finish(record, "cancelled", error="the execution was stopped")
-            raise
-        result = {"content": [{"type": "text", "text": text}], "isError": False}
-        log.finish(record, "ok", result=result)
-        state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
-
-    def _replay_call(
-        self,
-        state: _Execution,
-        call_id: Any,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any],
-        seq: int | None,
-    ) -> None:
-        """Answer a call from the record (and log it as replayed), or leave it pending, or fail it."""
-        assert state.book is not None
-        recorded = state.book.answer(tool, arguments)
-        log = self.toolbox.hub.call_log
-        if recorded is None:
-            if state.pending_mode:
-                state.pending.append({"id": call_id, "server": server, "tool": tool, "arguments": arguments})
-                state.pending_changed.set()
-                return
-            message = f"replay diverged: no recorded result for {describe_call(tool, arguments)}"
-            record = log.start(server, tool, arguments, execution_id=state.execution_id, seq=seq)
-            log.finish(record, "server_error", error=message)
-            state.reply(
-                {
-                    "type": "tool_result",
-                    "id": call_id,
-                    "ok": False,
-                    "error": {"type": "ServerError", "message": message, "server": server},
-                }
-            )
-            return
-        status = recorded.get("status", "ok")
-        result = recorded.get("result")
-        if isinstance(recorded.get("artifact_id"), str):  # the record holds a preview; the artifact the whole
-            try:
-                result = self.artifacts.load(recorded["artifact_id"])
-            except ArtifactError as exc:
-                status, result = "server_error", None
-                recorded = {**recorded, "error": f"replay: the recorded result is gone ({exc})"}
-        record = log.start(server, tool, arguments, execution_id=state.execution_id, seq=seq)
-        log.finish(
-            record,
-            status if status in _REPLAYABLE else "server_error",
-            result=result,
-            error=recorded.get("error"),
-            warnings=("replayed from the record; no server was called",),
-        )
-        if status in ("ok", "tool_error") and isinstance(result, dict):
-            state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
-        else:
-            error_type = _ERROR_FOR_STATUS.get(str(status), "ServerError")
-            state.reply(
-                {
-                    "type": "tool_result",
-                    "id": call_id,
-                    "ok": False,
-                    "error": {
-                        "type": error_type,
-                        "message": str(recorded.get("error") or status),
-                        "tool": tool,
-                    },
-                }
-            )
-
     async def _classify(
-        self, state: _Execution, pid: int, exited: asyncio.Future[WorkerExit]
+        self, state: Execution, pid: int, exited: asyncio.Future[WorkerExit]
     ) -> tuple[ExecutionStatus, dict[str, Any] | None]:
         """Status and error once the channel has ended (done, closed, or broken)."""
         if state.done is not None:
@@ -873,7 +575,7 @@ class Executor:
             serve.cancel()
         return False
 
-    def _calls_of(self, state: _Execution) -> list[dict[str, Any]]:
+    def _calls_of(self, state: Execution) -> list[dict[str, Any]]:
         """The execution's calls in the order the program issued them, by the worker's numbers (``seq``).
 
         Not the order they started: the threads of a parallel batch reach the kernel in any order. The
@@ -890,12 +592,6 @@ class Executor:
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
         )
-
-
-def _seq(message: dict[str, Any]) -> int | None:
-    """The number the worker gave a call (None from a worker that does not number them)."""
-    seq = message.get("seq")
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
 def _protection_list(report: Mapping[str, Any]) -> list[str]:
@@ -944,11 +640,3 @@ class _Either:
 
     def __contains__(self, name: object) -> bool:
         return name in self._first or name in self._second
-
-
-def _error_data(exc: CodeModeError, tool: str) -> dict[str, Any]:
-    data: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "tool": tool}
-    for name in ("field", "timeout", "server"):
-        if hasattr(exc, name):
-            data[name] = getattr(exc, name)
-    return data

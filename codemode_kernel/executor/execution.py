@@ -1,0 +1,121 @@
+"""One running execution's state on the hub's loop, and the caller's live views of it.
+
+Shared by the Executor (which starts, waits for and ends an execution) and WorkerRequests (which answers
+the worker's requests during it); neither needs the other's internals to read or update it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..calllog import CallRecord
+from ..hub.connection import ProgressCallback
+from ..worker.protocol import encode_frame
+from .replay import ReplayBook
+
+__all__ = ["CallCallback", "Execution", "LLMHandler", "OutputCallback", "ProgressWatcher", "Watchers"]
+
+log = logging.getLogger(__name__)
+
+LLMHandler = Callable[[dict[str, Any]], Awaitable[str]]
+"""``await llm(request)``: the model's answer to a program's ``llm()`` (prompt, system, max_tokens)."""
+OutputCallback = Callable[[str, str], None]
+"""``on_output(stream, text)``: what the program printed, as it prints it."""
+CallCallback = Callable[[CallRecord], None]
+"""``on_call(record)``: one of the execution's tool calls started (status running) or ended."""
+ProgressWatcher = Callable[[str, int | None, float, float | None, str | None], None]
+"""``on_progress(tool, seq, progress, total, message)``: a server's progress notification for a call."""
+
+
+@dataclass(frozen=True)
+class Watchers:
+    """The caller's live views of one execution, called on the hub's thread."""
+
+    on_output: OutputCallback | None = None
+    on_call: CallCallback | None = None
+    on_progress: ProgressWatcher | None = None
+
+
+@dataclass
+class Execution:
+    """The state of one running execution, on the hub's loop."""
+
+    execution_id: str
+    writer: asyncio.StreamWriter
+    max_output: int
+    stdout: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    output_size: int = 0
+    truncated: bool = False
+    calls: set[asyncio.Task[None]] = field(default_factory=set)
+    """The worker's requests being answered (tool calls, artifact requests): cancelled when it ends."""
+    done: dict[str, Any] | None = None
+    broken: str | None = None
+    book: ReplayBook | None = None
+    pending_mode: bool = False
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
+    protections: dict[str, Any] = field(default_factory=dict)
+    watchers: Watchers = field(default_factory=Watchers)
+    records: dict[str, CallRecord] = field(default_factory=dict)
+    """This execution's tool calls, by id, in the order they started (kept however long the log grows)."""
+    artifact_ids: list[str] = field(default_factory=list)
+    """Artifacts this execution made (stored by the program, or large tool results), in order."""
+
+    def collect(self, record: CallRecord) -> None:
+        """The call log's subscriber: keep this execution's records and show them to the caller."""
+        if record.execution_id != self.execution_id:
+            return
+        self.records[record.id] = record
+        if record.artifact_id is not None and record.artifact_id not in self.artifact_ids:
+            self.artifact_ids.append(record.artifact_id)
+        if self.watchers.on_call is not None:
+            try:
+                self.watchers.on_call(record)
+            except Exception:  # a broken live view must not break the execution
+                log.exception("an on_call callback failed")
+
+    def output(self, stream: str, data: str) -> None:
+        """Keep what the program printed, up to ``max_output`` characters, and show it to the caller."""
+        room = self.max_output - self.output_size
+        if room <= 0:
+            self.truncated = True
+            return
+        if len(data) > room:
+            data, self.truncated = data[:room], True
+        self.output_size += len(data)
+        (self.stdout if stream == "stdout" else self.stderr).append(data)
+        if self.watchers.on_output is not None:
+            try:
+                self.watchers.on_output(stream, data)
+            except Exception:  # a broken live view must not break the execution
+                log.exception("an on_output callback failed")
+
+    def progress_of(self, tool: str, seq: int | None) -> ProgressCallback | None:
+        """The hub's progress callback for one call, when the caller watches progress."""
+        watch = self.watchers.on_progress
+        if watch is None:
+            return None
+
+        def forward(progress: float, total: float | None, message: str | None) -> None:
+            try:
+                watch(tool, seq, progress, total, message)
+            except Exception:  # a broken live view must not break the call
+                log.exception("an on_progress callback failed")
+
+        return forward
+
+    def reply(self, message: dict[str, Any]) -> None:
+        """Send a frame to the worker, unless its channel is already closing."""
+        if not self.writer.is_closing():
+            self.writer.write(encode_frame(message))
+
+    def track(self, request: Awaitable[None]) -> None:
+        """Answer one of the worker's requests concurrently; it is cancelled if the execution ends first."""
+        task = asyncio.ensure_future(request)
+        self.calls.add(task)
+        task.add_done_callback(self.calls.discard)
