@@ -35,8 +35,8 @@ from lab_session import start_lab, stop_lab  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from codemode_kernel.executor import ExecutionResult  # noqa: E402
-from codemode_kernel.kernel import display  # noqa: E402
-from codemode_kernel.kernel.display import TRACE_MIME, result_bundle  # noqa: E402
+from codemode_kernel.views import display  # noqa: E402
+from codemode_kernel.views.display import TRACE_MIME, result_bundle  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]

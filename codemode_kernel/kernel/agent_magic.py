@@ -15,8 +15,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 
 from ..errors import AgentCellError, AgentError, ConfigError, LLMError
-from .agent_view import AgentView
-from .display import TRACE_MIME
+from ..views.agent import AgentView
+from ..views.display import TRACE_MIME
 from .frontend import Frontends
 from .pump import run_reporting
 from .tools import KernelTools

@@ -18,11 +18,11 @@ from ..calllog import CallRecord
 from ..errors import CodeModeCellError
 from ..executor import ExecutionResult
 from ..typegen import ToolModel, render_signature
+from ..views.display import TRACE_MIME, history_bundle, result_bundle
+from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
-from .display import TRACE_MIME, history_bundle, result_bundle
 from .frontend import Frontends
 from .line_actions import load_artifact, reconnect_server
-from .live import LiveView, open_live_view
 from .pump import run_reporting
 from .tools import KernelTools
 

@@ -1,9 +1,9 @@
 """Each finished run as a record in the workspace's history (run_files.py), for the JupyterLab sidebar.
 
-A ``%%codemode`` record holds the MIME bundle the cell shows (``display.result_bundle``), an ``%%agent``
-record the answer the cell shows (``agent_view.answer_bundle``) and the record of each program the agent ran:
-the sidebar renders them with the same renderers as the notebook. Writing is best effort: a full disk or a
-read-only workspace logs a warning and the cell still succeeds.
+A ``%%codemode`` record holds the MIME bundle the cell shows (``views.display.result_bundle``), an
+``%%agent`` record the answer the cell shows (``views.agent.answer_bundle``) and the record of each program
+the agent ran: the sidebar renders them with the same renderers as the notebook. Writing is best effort: a
+full disk or a read-only workspace logs a warning and the cell still succeeds.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .agent_view import answer_bundle
-from .display import result_bundle
+from ..views.agent import answer_bundle
+from ..views.display import result_bundle
 from .history import AgentRun, CellRun
 from .run_files import write_run
 

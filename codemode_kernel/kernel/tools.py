@@ -22,7 +22,7 @@ from ..executor.references import await_servers_named, waiting_for
 from ..hub import ServerStatus
 from ..llm import ChatModel
 from ..toolbox import Toolbox
-from .artifacts_view import KernelArtifacts
+from ..views.artifacts import KernelArtifacts
 from .history import History
 from .run_records import RunRecorder
 

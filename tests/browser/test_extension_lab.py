@@ -20,7 +20,7 @@ import pytest
 from lab_session import ARTIFACTS, ROOT, Lab, start_lab, stop_lab
 from playwright.sync_api import Browser, Locator, Page
 
-from codemode_kernel.kernel.display import TRACE_MIME
+from codemode_kernel.views.display import TRACE_MIME
 
 SERVER_START_TIMEOUT = 90.0  # seconds, as in conftest: a cold JupyterLab on two busy cores
 LOAD_TIMEOUT = 90_000  # ms: the first page load of JupyterLab

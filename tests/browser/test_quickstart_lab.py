@@ -19,8 +19,8 @@ from lab_session import ROOT, Lab
 from playwright.sync_api import Locator, Page
 
 from codemode_kernel.kernel.app import DISPLAY_NAME
-from codemode_kernel.kernel.display import TRACE_MIME
-from codemode_kernel.kernel.render import arguments_text
+from codemode_kernel.views.display import TRACE_MIME
+from codemode_kernel.views.render import arguments_text
 
 NOTEBOOK = "quickstart.ipynb"
 # Bounded but generous waits (ms): two noisy cores; JupyterLab's first load takes 10-20 s, the first cell

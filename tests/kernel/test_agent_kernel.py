@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from kernel_session import Kernel, configured_kernel
 
-from codemode_kernel.kernel.display import TRACE_MIME
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
+from codemode_kernel.views.display import TRACE_MIME
 
 PROGRAM = (
     'cities = read_file(path="cities.txt").splitlines()\n'

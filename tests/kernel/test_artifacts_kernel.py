@@ -8,7 +8,7 @@ from typing import Any
 
 from kernel_session import WIDGET_MIME, Kernel, Reply
 
-from codemode_kernel.kernel.display import TRACE_MIME
+from codemode_kernel.views.display import TRACE_MIME
 
 
 def _states(reply: Reply) -> dict[str, dict[str, Any]]:
@@ -94,7 +94,7 @@ def test_a_large_tool_result_is_stored_whole_and_shown_as_a_preview(kernel: Kern
 def test_a_preview_never_renders_markup_a_program_stored(kernel: Kernel) -> None:
     kernel.run("%%codemode\nstore_artifact('<img src=x onerror=alert(1)>', name='evil', type='text/html')")
     html = kernel.run(
-        "from codemode_kernel.kernel.artifacts_view import preview_html\n"
+        "from codemode_kernel.views.artifacts import preview_html\n"
         "a = artifacts.get('evil'); preview_html(a, lambda: artifacts.store.read_bytes(a.id))"
     ).data()[0]
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kernel_session import Kernel, start_kernel
 
-from codemode_kernel.kernel.display import TRACE_MIME
+from codemode_kernel.views.display import TRACE_MIME
 
 WRITER = (
     "%%codemode\n"

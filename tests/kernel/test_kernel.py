@@ -7,7 +7,7 @@ import time
 
 from kernel_session import Kernel
 
-from codemode_kernel.kernel.display import TRACE_MIME
+from codemode_kernel.views.display import TRACE_MIME
 
 
 def test_the_kernel_says_what_it_is(kernel: Kernel) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel_session import WIDGET_MIME, Kernel
 
-from codemode_kernel.kernel.display import TRACE_MIME
+from codemode_kernel.views.display import TRACE_MIME
 
 # Two calls 0.6 s apart: the live view is seen growing while the program runs.
 TWO_SPACED_CALLS = (

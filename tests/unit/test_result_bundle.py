@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from codemode_kernel.executor import ExecutionResult
-from codemode_kernel.kernel.display import HTML_CALLS, TRACE_MIME, result_bundle
+from codemode_kernel.views.display import HTML_CALLS, TRACE_MIME, result_bundle
 
 
 def _calls(count: int) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The live trace as the trace MIME type, for frontends with the extension's renderer (see frontend.py).
+"""The live trace as the trace MIME type, for frontends with the extension's renderer (kernel/frontend.py).
 
 One output, displayed when the program starts and replaced in place (``update_display_data``) as calls
 start and end, so the extension draws the running record with the same renderer as the finished one.

@@ -9,14 +9,25 @@ the HTML, because JupyterLab trusts live outputs.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from html import escape as esc
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..executor import ExecutionResult
-from .history import AgentRun, CellRun
 from .render import arguments_text, call_html, code_html, error_html, status_badge, value_html
 
-__all__ = ["TRACE_MIME", "history_bundle", "result_bundle", "result_text", "split_volatile"]
+if TYPE_CHECKING:
+    from ..agent import AgentResult
+
+__all__ = [
+    "TRACE_MIME",
+    "AgentRun",
+    "CellRun",
+    "history_bundle",
+    "result_bundle",
+    "result_text",
+    "split_volatile",
+]
 
 TRACE_MIME = "application/vnd.codemode.trace.v1+json"
 _REPLAYED = " (replayed from the record: no server was called)"
@@ -26,6 +37,49 @@ when it draws another type (JupyterLab's HTML parser took most of a 10,000-call 
 trace type and ``%codemode history`` keep every call."""
 _CALL_VOLATILE = ("id", "started", "duration_ms", "execution_id", "result_file", "artifact_id")
 _ARTIFACT_VOLATILE = ("id", "created", "execution_id")
+
+
+class CellRun(Protocol):
+    """A ``%%codemode`` run as the history listing shows it (the kernel's ``history.CellRun`` is one).
+
+    Stated here, not imported, because a view never imports the kernel package.
+    """
+
+    @property
+    def number(self) -> int:
+        """Its number in the kernel (1, 2, ...)."""
+
+    @property
+    def code(self) -> str:
+        """The program as written."""
+
+    @property
+    def result(self) -> ExecutionResult:
+        """What happened."""
+
+    @property
+    def replayed(self) -> bool:
+        """Whether it ran on the recorded tool results of an earlier run."""
+
+
+class AgentRun(Protocol):
+    """An ``%%agent`` request as the history listing shows it (the kernel's ``history.AgentRun`` is one)."""
+
+    @property
+    def number(self) -> int:
+        """Its number in the kernel (counted with the ``%%codemode`` runs)."""
+
+    @property
+    def model(self) -> str:
+        """The ``models`` entry that answered."""
+
+    @property
+    def request(self) -> str:
+        """The cell's text."""
+
+    @property
+    def result(self) -> AgentResult:
+        """The agent's whole record: steps, programs, tool calls, usage."""
 
 
 def split_volatile(
@@ -137,7 +191,7 @@ def _html(result: ExecutionResult, calls: list[dict[str, Any]], *, replayed: boo
 
 
 def history_bundle(
-    runs: list[CellRun], direct_calls: list[dict[str, Any]], agent_runs: list[AgentRun] | None = None
+    runs: Sequence[CellRun], direct_calls: list[dict[str, Any]], agent_runs: Sequence[AgentRun] | None = None
 ) -> dict[str, Any]:
     """The kernel's executions, direct tool calls and agent requests: a text list, a foldable HTML one."""
     agent_runs = agent_runs or []

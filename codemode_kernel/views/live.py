@@ -3,7 +3,7 @@
 It exists only while the program runs. Its display carries an empty ``text/plain`` (so nbval, nbconvert
 and consoles without widgets see nothing of it) and is emptied at the end, when the finished record is
 displayed once as the static MIME bundle (display.py) that survives saving and kernel restarts.
-Updates come from the kernel's main thread only (see magics.py): widget messages then follow the
+Updates come from the kernel's main thread only (see kernel/magics.py): widget messages then follow the
 cell's other output in order.
 """
 

@@ -3,7 +3,7 @@
 Each step: the model's text, its program with a live trace and the record, tokens and time.
 
 Events come from the agent on the hub's thread; ``AgentView.handle`` is only called from the kernel's
-main thread (see agent_magic.py), so outputs reach the notebook in order. Model text is escaped before
+main thread (see kernel/agent_magic.py), so outputs reach the notebook in order. Model text is escaped before
 it becomes HTML or Markdown: like tool text, it must never run as markup in a trusted output.
 """
 
@@ -156,7 +156,8 @@ class AgentView:
 def answer_bundle(result: AgentResult) -> tuple[dict[str, Any], dict[str, Any]]:
     """The final answer as (data, metadata): escaped Markdown, text, and the agent MIME type.
 
-    The cell shows it, and the workspace's history keeps it (run_records.py) for the sidebar to show alike.
+    The cell shows it, and the workspace's history keeps it (kernel/run_records.py) for the sidebar to show
+    alike.
     """
     answer = result.answer.strip() or "(no answer)"
     data = {
