@@ -11,13 +11,14 @@ import shlex
 import sys
 import tokenize
 from collections.abc import Sequence
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from ._version import __version__
 from .config import find_config, load_config, trust_config
 from .config.jsontext import load_json_bytes
 from .errors import CodeModeError, ConfigError
+from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
 from .toolbox import RESERVED_NAMES, Toolbox
 from .toolspec import ToolSpec
 from .typegen import build_tool_models, render_stubs
@@ -54,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Config is found in this order: --config, $CODEMODE_CONFIG, ./codemode.json, ./.mcp.json, "
         "./.vscode/mcp.json, ~/.config/codemode/config.json; with none, the embedded demo servers.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version('codemode-kernel')}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     # The commands that connect to servers share one --config option.
     with_config = argparse.ArgumentParser(add_help=False)
@@ -99,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
         "slow to connect is waited for only if the program names one of its tools.",
     )
     run.add_argument("file", help='the program ("-" reads standard input)')
-    run.add_argument("--timeout", type=float, metavar="S", help="seconds, 1 to 300 (default 30)")
+    run.add_argument(
+        "--timeout", type=float, metavar="S", help=f"seconds, {TIMEOUT_RANGE} (default {DEFAULT_TIMEOUT:g})"
+    )
     run.add_argument("--json", action="store_true", help="print the whole result record as JSON instead")
     run.set_defaults(run=_cmd_run)
 
@@ -251,8 +254,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except _UnreadableProgramError as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.timeout is not None and not 1 <= args.timeout <= 300:
-        print(f"codemode: --timeout must be between 1 and 300 seconds, not {args.timeout:g}", file=sys.stderr)
+    if args.timeout is not None and not MIN_TIMEOUT <= args.timeout <= MAX_TIMEOUT:
+        print(
+            f"codemode: --timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds, "
+            f"not {args.timeout:g}",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     try:
         config = load_config(args.config)

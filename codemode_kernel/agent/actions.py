@@ -16,7 +16,7 @@ from typing import Any
 from ..calllog import CallRecord
 from ..errors import ArtifactError, ServerError, ToolArgumentError, ToolTimeoutError, UnknownToolError
 from ..executor import Executor
-from ..executor.runner import MAX_TIMEOUT, MIN_TIMEOUT
+from ..limits import MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
 from ..llm.types import ToolCall
 from ..toolbox import Toolbox
 from ..toolspec import ToolSpec
@@ -100,15 +100,16 @@ class ActionRunner:
         return AgentAction(call, "code", text, view.is_error, duration, code=code, execution=result)
 
     def _timeout(self, asked: Any) -> tuple[float, str]:
-        """The execution's limit: the model's (kept within 1 to 300 s) or the settings' default."""
+        """The execution's limit: the model's (brought into ``TIMEOUT_RANGE``) or the settings' default."""
         if asked is None:
             return self.toolset.timeout, ""
         if isinstance(asked, bool) or not isinstance(asked, int | float) or not math.isfinite(asked):
             default = self.toolset.timeout
             return default, f"[timeout {asked!r} is not a number of seconds; ran with {default:g} s]"
         limit = min(max(float(asked), MIN_TIMEOUT), MAX_TIMEOUT)
-        note = "" if limit == asked else f"[timeout {asked:g} s is outside 1 to 300; ran with {limit:g} s]"
-        return limit, note
+        if limit == asked:
+            return limit, ""
+        return limit, f"[timeout {asked:g} s is outside {TIMEOUT_RANGE}; ran with {limit:g} s]"
 
     async def _keep_whole(self, view: ResultText, execution_id: str) -> str | None:
         """Store the body as an artifact when it will be cut, so the model can read the rest later."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..limits import TIMEOUT_RANGE
+
 __all__ = [
     "CANCELLED_CALL",
     "CLASSIC_SYSTEM_PROMPT",
@@ -69,7 +71,7 @@ _LLM_RULE = (
 
 _ERROR_RULE = (
     "Errors come back with the line number in your program; fix the program and call again. The program is "
-    'stopped after {timeout:g} seconds unless you pass a longer "timeout" (1 to 300).'
+    f'stopped after {{timeout:g}} seconds unless you pass a longer "timeout" ({TIMEOUT_RANGE}).'
 )
 
 _NO_NETWORK_RULE = "The program has no network access: reach the outside world through the tools."
@@ -122,7 +124,7 @@ def execute_python_description(
 
 
 CODE_PARAMETER = "The whole Python program. Its last expression is returned as the value."
-TIMEOUT_PARAMETER = "Seconds the program may run, 1 to 300 (default {timeout:g})."
+TIMEOUT_PARAMETER = f"Seconds the program may run, {TIMEOUT_RANGE} (default {{timeout:g}})."
 
 
 def max_steps_message(steps: int) -> str:

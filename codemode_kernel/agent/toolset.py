@@ -8,6 +8,7 @@ ordinary tools, called through the hub. With code mode off every tool is an ordi
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CodeModeSettings
+from ..limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from ..llm.types import ToolDefinition
 from ..toolspec import ToolSpec
 from ..typegen import ToolModel, render_signature, render_stubs
@@ -43,7 +45,7 @@ class AgentToolset:
     """The tools that are functions in programs (code mode)."""
     compact: bool = False
     """True when ``execute_python`` lists the tools compactly instead of as stubs."""
-    timeout: float = 30.0
+    timeout: float = DEFAULT_TIMEOUT
     """Seconds an execution may run unless the model asks for another limit."""
 
     @property
@@ -146,8 +148,8 @@ def _execute_python_parameters(timeout: float) -> dict[str, Any]:
             "code": {"type": "string", "description": prompt.CODE_PARAMETER},
             "timeout": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": 300,
+                "minimum": math.ceil(MIN_TIMEOUT),
+                "maximum": math.floor(MAX_TIMEOUT),
                 "description": prompt.TIMEOUT_PARAMETER.format(timeout=timeout),
             },
         },

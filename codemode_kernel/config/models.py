@@ -29,6 +29,15 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from ..errors import ConfigError
+from ..limits import (
+    DEFAULT_GRACE,
+    DEFAULT_SESSION_IDLE,
+    DEFAULT_TIMEOUT,
+    MAX_GRACE,
+    MAX_TIMEOUT,
+    MIN_GRACE,
+    MIN_TIMEOUT,
+)
 
 __all__ = [
     "CodeModeSettings",
@@ -226,9 +235,9 @@ class CodeModeSettings(ConfigModel):
     enabled: StrictBool = True
     excluded_tools: list[ToolRef] = []
     """``tool`` (any server) or ``server/tool``; excluded tools stay classic tools for the agent."""
-    timeout: Annotated[float, Field(strict=True, ge=1, le=300)] = 30.0
+    timeout: Annotated[float, Field(strict=True, ge=MIN_TIMEOUT, le=MAX_TIMEOUT)] = DEFAULT_TIMEOUT
     """Seconds one code execution may run."""
-    grace: Annotated[float, Field(strict=True, ge=0, le=60)] = 5.0
+    grace: Annotated[float, Field(strict=True, ge=MIN_GRACE, le=MAX_GRACE)] = DEFAULT_GRACE
     """Seconds between SIGINT and SIGKILL when an execution reaches its deadline."""
     preload: list[str] = []
     """Modules the pre-started worker process imports once (``["pandas", "numpy"]``)."""
@@ -253,7 +262,7 @@ class ServeSettings(ConfigModel):
     """Programs that run at the same time, over every client."""
     queue_limit: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 64
     """Programs that may wait for a free place; one more is refused at once with an error saying so."""
-    session_idle: Seconds = 600.0
+    session_idle: Seconds = DEFAULT_SESSION_IDLE
     """Seconds a session (``execute_python``'s ``session``) may go unused before its worker is ended."""
     max_sessions: Annotated[int, Field(strict=True, ge=1, le=1024)] = 16
     """Sessions alive at once, over every client; a new one beyond is refused until one ends or expires."""

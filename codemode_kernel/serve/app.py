@@ -26,6 +26,7 @@ from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_
 from ..errors import ServerBusyError, SessionLimitError
 from ..executor import ExecutionResult, Executor
 from ..executor.result import format_result_text
+from ..limits import MAX_TIMEOUT, MIN_TIMEOUT
 from ..toolbox import Toolbox
 from .http import HttpAccess, run_http
 from .limits import Admission
@@ -81,7 +82,9 @@ def build_server(
     async def execute_python(
         code: Annotated[str, Field(description=CODE_PARAMETER)],
         ctx: Context[Any, Any],
-        timeout: Annotated[float | None, Field(ge=1, le=300, description=timeout_text)] = None,
+        timeout: Annotated[
+            float | None, Field(ge=MIN_TIMEOUT, le=MAX_TIMEOUT, description=timeout_text)
+        ] = None,
         session: Annotated[str | None, Field(min_length=1, max_length=100, description=session_text)] = None,
     ) -> Annotated[CallToolResult, ExecutionRecord]:
         try:

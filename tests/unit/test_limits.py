@@ -1,0 +1,104 @@
+"""The execution limits are stated once (codemode_kernel/limits.py): changing one changes every use."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from codemode_kernel import limits
+from codemode_kernel.config import CodeModeSettings, ServeSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Loads limits.py with other numbers before anything imports it, then reports what the config, the agent's
+# execute_python and the CLI say: each must follow.
+_PROBE = r"""
+import importlib.util, json, sys
+from pathlib import Path
+
+path = Path(sys.argv[1])
+source = path.read_text(encoding="utf-8")
+changes = {"MAX_TIMEOUT": "120.0", "DEFAULT_TIMEOUT": "20.0", "MIN_TIMEOUT": "2.0", "DEFAULT_GRACE": "3.0"}
+for name, value in changes.items():
+    old, new = f"\n{name} = ", f"\n{name} = {value}  # "
+    assert old in source, old
+    source = source.replace(old, new)
+spec = importlib.util.spec_from_loader("codemode_kernel.limits", loader=None, origin=str(path))
+module = importlib.util.module_from_spec(spec)
+exec(compile(source, str(path), "exec"), module.__dict__)
+sys.modules["codemode_kernel.limits"] = module
+
+import contextlib, io
+import pydantic
+from codemode_kernel.agent import AgentOptions, build_toolset
+from codemode_kernel.cli import _parser
+from codemode_kernel.config import CodeModeSettings
+
+settings = CodeModeSettings()
+rejected = []
+for value in (1.5, 121.0):
+    try:
+        CodeModeSettings(timeout=value)
+    except pydantic.ValidationError:
+        rejected.append(value)
+execute = build_toolset([], [], settings, AgentOptions()).execute_python
+cli = io.StringIO()
+with contextlib.redirect_stdout(cli), contextlib.suppress(SystemExit):
+    _parser().parse_args(["run", "--help"])
+print(json.dumps({
+    "default": settings.timeout,
+    "grace": settings.grace,
+    "rejected": rejected,
+    "description": execute.description,
+    "parameter": execute.parameters["properties"]["timeout"],
+    "cli": cli.getvalue(),
+}))
+"""
+
+
+def test_every_use_follows_a_change_in_limits_py() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(ROOT / "codemode_kernel" / "limits.py")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["default"] == 20.0 and seen["grace"] == 3.0
+    assert seen["rejected"] == [1.5, 121.0]
+    assert 'stopped after 20 seconds unless you pass a longer "timeout" (2 to 120)' in seen["description"]
+    assert seen["parameter"]["minimum"] == 2 and seen["parameter"]["maximum"] == 120
+    assert seen["parameter"]["description"] == "Seconds the program may run, 2 to 120 (default 20)."
+    assert "seconds, 2 to 120 (default 20)" in " ".join(seen["cli"].split())
+
+
+def test_the_config_uses_the_limits() -> None:
+    settings = CodeModeSettings()
+    assert (settings.timeout, settings.grace) == (limits.DEFAULT_TIMEOUT, limits.DEFAULT_GRACE)
+    assert ServeSettings().session_idle == limits.DEFAULT_SESSION_IDLE
+    properties = CodeModeSettings.model_json_schema()["properties"]
+    assert (properties["timeout"]["minimum"], properties["timeout"]["maximum"]) == (
+        limits.MIN_TIMEOUT,
+        limits.MAX_TIMEOUT,
+    )
+    grace = properties["grace"]
+    assert (grace["minimum"], grace["maximum"]) == (limits.MIN_GRACE, limits.MAX_GRACE)
+    assert f"{limits.MIN_TIMEOUT:g} to {limits.MAX_TIMEOUT:g}" == limits.TIMEOUT_RANGE
+
+
+def test_the_configuration_reference_states_the_limits() -> None:
+    # Markdown cannot import the numbers, so the reference table is checked against them.
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = {
+        "timeout": (f"number, {limits.TIMEOUT_RANGE}", limits.DEFAULT_TIMEOUT),
+        "grace": (f"number, {limits.MIN_GRACE:g} to {limits.MAX_GRACE:g}", limits.DEFAULT_GRACE),
+        "sessionIdle": ("number > 0", limits.DEFAULT_SESSION_IDLE),
+    }
+    for key, (kind, default) in rows.items():
+        row = re.search(rf"^\| `{key}` \| ([^|]+) \| `([^`]+)` \|", text, re.MULTILINE)
+        assert row is not None, key
+        assert (row[1].strip(), float(row[2])) == (kind, default), key
