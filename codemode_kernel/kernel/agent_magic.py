@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
@@ -20,6 +20,9 @@ from ..views.display import TRACE_MIME
 from .frontend import Frontends
 from .pump import run_reporting
 from .tools import KernelTools
+
+if TYPE_CHECKING:
+    from ..agent import Agent, AgentResult
 
 __all__ = ["AgentMagics"]
 
@@ -45,7 +48,7 @@ class AgentMagics(Magics):
         super().__init__(shell)
         self.tools = tools
         self.frontends = frontends or Frontends()
-        self._agents: dict[tuple[str | None, bool], Any] = {}
+        self._agents: dict[tuple[str | None, bool], Agent] = {}
         self._widgets = getattr(shell, "kernel", None) is not None
 
     @cell_magic
@@ -93,7 +96,7 @@ class AgentMagics(Magics):
         if args.insert and result.final_code and self.shell is not None:
             self.shell.set_next_input(f"%%codemode\n{result.final_code.strip()}\n", replace=False)
 
-    def _agent(self, ref: str | None, *, classic: bool, new: bool) -> Any:
+    def _agent(self, ref: str | None, *, classic: bool, new: bool) -> Agent:
         """The agent for this model and mode; a classic conversation is kept apart from code mode's."""
         from ..agent import Agent
         from ..config import resolve_code_mode
@@ -117,7 +120,7 @@ class AgentMagics(Magics):
             self._agents[key] = Agent(toolbox, executor, model, settings)
         return self._agents[key]
 
-    def _run(self, agent: Any, request: str, view: AgentView, **options: Any) -> Any:
+    def _run(self, agent: Agent, request: str, view: AgentView, **options: Any) -> AgentResult:
         """Run on the hub's loop; show each event from this thread as it comes."""
         loop_thread = agent.toolbox.hub.loop_thread
         start = lambda report: agent.run(request, on_event=report, **options)  # noqa: E731

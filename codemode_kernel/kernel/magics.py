@@ -6,9 +6,9 @@ import argparse
 import contextlib
 import shlex
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -16,7 +16,7 @@ from IPython.display import display
 
 from ..calllog import CallRecord
 from ..errors import CodeModeCellError
-from ..executor import ExecutionResult
+from ..executor import ExecutionResult, Executor
 from ..typegen import ToolModel, render_signature
 from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
@@ -190,15 +190,34 @@ class CodeModeMagics(Magics):
         print(status_text(self.tools))
 
 
-def _run_streaming(executor: Any, code: str, live: LiveView | None, **options: Any) -> ExecutionResult:
+_Event: TypeAlias = CallRecord | tuple[str, str]
+"""What a running program reports to the main thread: a call started or ended, or printed text."""
+
+
+def _run_streaming(
+    executor: Executor,
+    code: str,
+    live: LiveView | None,
+    *,
+    timeout: float | None,
+    inputs: Mapping[str, Any],
+    session: str | None,
+    replay: Sequence[Mapping[str, Any]] | None,
+) -> ExecutionResult:
     """Run the program; print its output and update the live view from this thread as they come."""
 
-    def start(report: Callable[[Any], None]) -> Coroutine[Any, Any, ExecutionResult]:
-        on_call = report if live is not None else None
-        on_output = lambda stream, text: report((stream, text))  # noqa: E731
-        return executor.arun(code, on_output=on_output, on_call=on_call, **options)  # type: ignore[no-any-return]
+    def start(report: Callable[[_Event], None]) -> Coroutine[Any, Any, ExecutionResult]:
+        return executor.arun(
+            code,
+            timeout=timeout,
+            inputs=inputs,
+            session=session,
+            replay=replay,
+            on_output=lambda stream, text: report((stream, text)),
+            on_call=report if live is not None else None,
+        )
 
-    def handle(event: Any) -> None:
+    def handle(event: _Event) -> None:
         if isinstance(event, CallRecord):
             assert live is not None
             live.call(event)

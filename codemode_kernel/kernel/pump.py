@@ -10,23 +10,36 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from ..hub.loop import LoopThread
 
 __all__ = ["run_reporting"]
 
 T = TypeVar("T")
-_DONE = object()
+E = TypeVar("E")
+
+
+class _Done:
+    """The coroutine ended (its own type, so the loop below can tell it from any event)."""
+
+
+_DONE = _Done()
 _TICK = 0.25  # seconds without an event before ``tick`` is called
 
 
 def run_reporting(
-    loop_thread: Any,
-    start: Callable[[Callable[[Any], None]], Coroutine[Any, Any, T]],
-    handle: Callable[[Any], None],
+    loop_thread: LoopThread,
+    start: Callable[[Callable[[E], None]], Coroutine[Any, Any, T]],
+    handle: Callable[[E], None],
     tick: Callable[[], None] = lambda: None,
 ) -> T:
-    """``start(report)`` builds the coroutine, giving its callbacks ``report``; returns its result."""
-    events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    """``start(report)`` builds the coroutine, giving its callbacks ``report``; returns its result.
+
+    Each event ``report`` is given reaches ``handle`` on this thread, in order.
+    """
+    events: queue.SimpleQueue[E | _Done] = queue.SimpleQueue()
     future = loop_thread.submit(start(events.put))
     future.add_done_callback(lambda _: events.put(_DONE))
     try:
@@ -36,7 +49,7 @@ def run_reporting(
             except queue.Empty:
                 tick()
                 continue
-            if event is _DONE:
+            if isinstance(event, _Done):
                 break
             handle(event)
     except BaseException:
