@@ -1,7 +1,8 @@
 """WorkerPool: sandboxed workers ready for programs, forked by the zygote of the current tool set.
 
-Entering the sandbox costs a few milliseconds per worker (namespaces, mounts, a second fork), so one
-worker is prepared ahead while nothing runs, and an execution only has to send it the program. The
+Entering the sandbox costs a few milliseconds per worker (namespaces, mounts, a second fork), so workers
+are prepared ahead (``SPARES`` of them, so that runs that follow each other at once still find one ready),
+and an execution only has to send one the program. The next is prepared as soon as one is taken. The
 zygote is started again when the tools change (its ``tools`` module is built for one tool set).
 """
 
@@ -31,7 +32,8 @@ __all__ = ["PROJECT_CONFIG_NAMES", "Worker", "WorkerPool", "cpu_limit", "kill_gr
 PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 """Project configs the kernel could read from a workspace: hidden from workers, loaded or not."""
 
-_PREPARE_DELAY = 0.005  # seconds after a run before the next worker is prepared
+SPARES = 2
+"""Workers kept prepared: two runs in a row (a model's program, then its quick follow-up) both find one."""
 _WARM_WAIT = 15.0  # seconds shut_down() waits for a zygote that is still starting
 _REPORT_WAIT = 30.0  # seconds a new worker may take to enter its sandbox and report its protections
 
@@ -73,8 +75,8 @@ class WorkerPool:
         self.closing = False
         self._zygote: Zygote | None = None
         self._version = -1
-        self._spare: Worker | None = None
-        self._refill: asyncio.Future[None] | None = None
+        self._spares: list[Worker] = []
+        self._preparing: set[asyncio.Task[None]] = set()
         self._warming: asyncio.Task[Any] | None = None
         self._warm_requested = False
         self._lock: asyncio.Lock | None = None
@@ -86,9 +88,9 @@ class WorkerPool:
         return self._zygote is not None or self._warm_requested
 
     @property
-    def spare(self) -> Worker | None:
-        """The worker prepared ahead, if there is one now."""
-        return self._spare
+    def spares(self) -> list[Worker]:
+        """The workers prepared ahead now (each waits for a program)."""
+        return list(self._spares)
 
     @property
     def zygote_pid(self) -> int | None:
@@ -99,17 +101,22 @@ class WorkerPool:
         """A sandboxed worker waiting for its program: the one prepared ahead if fresh, else a new one."""
         self.closing = False
         zygote = await self._current_zygote()
-        spare, self._spare = self._spare, None
-        if spare is not None and (spare.version != self._version or spare.exited.done()):
+        while self._spares:
+            spare = self._spares.pop(0)  # the oldest first: it has had the most time to settle
+            if spare.version == self._version and not spare.exited.done():
+                self.prepare_next()
+                return spare
             spare.discard()
-            spare = None
-        return spare if spare is not None else await self._spawn(zygote)
+        worker = await self._spawn(zygote)
+        self.prepare_next()
+        return worker
 
     def prepare_next(self) -> None:
-        """Prepare the next worker now that a run is over (during a run it would compete for the CPU)."""
-        if not self.closing and self._spare is None and (self._refill is None or self._refill.done()):
-            # A moment later: the caller gets its result first instead of waiting behind this work.
-            self._refill = asyncio.ensure_future(self._prepare_spare(delay=_PREPARE_DELAY))
+        """Start preparing workers until ``SPARES`` are ready or on their way."""
+        while not self.closing and len(self._spares) + len(self._preparing) < SPARES:
+            task = asyncio.ensure_future(self._prepare_spare())
+            self._preparing.add(task)
+            task.add_done_callback(self._preparing.discard)
 
     def warm(self) -> Coroutine[Any, Any, None]:
         """Start the zygote and prepare a worker, so that the first run does not wait for them.
@@ -156,8 +163,8 @@ class WorkerPool:
             error = (report or {}).get("error") or {}
             reason = error.get("message") if isinstance(error, dict) else None
             raise ZygoteError(f"a worker could not enter its sandbox: {reason or 'it closed its channel'}")
-        if self._spare is None and not self.closing:
-            self._spare = worker
+        if len(self._spares) < SPARES and not self.closing:
+            self._spares.insert(0, worker)
         else:
             worker.discard()
         return report
@@ -175,10 +182,10 @@ class WorkerPool:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(self._warming), _WARM_WAIT)
             self._warming.cancel()
-        if self._refill is not None:
-            self._refill.cancel()
+        for task in list(self._preparing):
+            task.cancel()
             with contextlib.suppress(BaseException):
-                await self._refill
+                await task
         await self._stop_zygote()
 
     async def _spawn(self, zygote: Zygote) -> Worker:
@@ -194,17 +201,16 @@ class WorkerPool:
             theirs.close()
         return Worker(pid, exited, ours, tmp_dir, self._version)
 
-    async def _prepare_spare(self, *, delay: float = 0.0) -> None:
-        await asyncio.sleep(delay)
+    async def _prepare_spare(self) -> None:
         try:
             zygote = await self._current_zygote()
             worker = await self._spawn(zygote)
         except Exception:  # the next execution spawns its own worker and reports what went wrong
             return
-        if self._spare is not None or self.closing:
+        if len(self._spares) >= SPARES or self.closing or worker.version != self._version:
             worker.discard()
         else:
-            self._spare = worker
+            self._spares.append(worker)
 
     def _policy(self, tmp_dir: Path) -> dict[str, Any]:
         """The sandbox policy of one worker, as JSON for the zygote (built once; only tmp_dir changes)."""
@@ -256,8 +262,8 @@ class WorkerPool:
             return self._zygote
 
     async def _stop_zygote(self) -> None:
-        spare, self._spare = self._spare, None
-        if spare is not None:
+        spares, self._spares = self._spares, []
+        for spare in spares:
             spare.discard()
         zygote, self._zygote = self._zygote, None
         if zygote is not None:

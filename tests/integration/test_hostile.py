@@ -50,8 +50,8 @@ def executor(workspace: Path) -> Iterator[Executor]:
 
 
 def worker_processes(executor: Executor) -> list[int]:
-    """The pre-started zygote of this executor and every process descended from it, except the worker
-    prepared ahead for the next execution (and its own children: it has not run anything yet)."""
+    """The pre-started zygote of this executor and every process descended from it, except the workers
+    prepared ahead for the next executions (and their own children: they have not run anything yet)."""
     zygote = executor._pool.zygote_pid
     assert zygote is not None
     parents: dict[int, int] = {}
@@ -73,8 +73,7 @@ def worker_processes(executor: Executor) -> list[int]:
             grew = bool(children)
         return family
 
-    spare = executor._pool.spare
-    ahead = descendants(spare.pid) if spare is not None else set()
+    ahead = set().union(*(descendants(spare.pid) for spare in executor._pool.spares))
     return sorted(descendants(zygote) - ahead)
 
 
