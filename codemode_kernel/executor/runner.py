@@ -25,6 +25,7 @@ from typing import Any
 from ..artifacts import ArtifactStore
 from ..calllog import call_order
 from ..config import CodeModeSettings, resolve_code_mode
+from ..limits import DEFAULT_GRACE, DEFAULT_SESSION_IDLE, DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from ..toolbox import Toolbox
 from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
@@ -48,9 +49,6 @@ __all__ = [
     "ProgressWatcher",
 ]
 
-DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 30.0, 1.0, 300.0
-DEFAULT_GRACE = 5.0
-DEFAULT_SESSION_IDLE = 600.0
 
 log = logging.getLogger(__name__)
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
@@ -96,8 +94,9 @@ class Executor:
             toolbox: a started Toolbox whose tools the programs call.
             settings: code-mode settings; by default the config's ``defaults.codeMode``. The arguments
                 below override them.
-            timeout: default seconds per execution (1 to 300; 30 unless the settings say otherwise).
-            grace: seconds between SIGINT and SIGKILL at the deadline (5).
+            timeout: default seconds per execution, within the bounds of ``codemode_kernel.limits`` (its
+                ``DEFAULT_TIMEOUT`` unless the settings say otherwise).
+            grace: seconds between SIGINT and SIGKILL at the deadline (``limits.DEFAULT_GRACE``).
             max_output_bytes: stdout and stderr kept per execution; the rest is cut (and said so).
             preload: modules the pre-started process imports once (e.g. ``["pandas"]``).
             sandbox: ``SandboxPolicy`` fields that relax or tighten the settings, e.g.
@@ -213,7 +212,7 @@ class Executor:
 
         Args:
             code: the program, as written (Markdown fences and a ``%%codemode`` line are tolerated).
-            timeout: seconds, 1 to 300 (default: the executor's, 30).
+            timeout: seconds, within ``limits.MIN_TIMEOUT`` to ``MAX_TIMEOUT`` (default: the executor's).
             inputs: globals for the program, sent as data (JSON, bytes, DataFrames, arrays).
             session: run in the named session: its worker keeps the globals of earlier runs until
                 ``close_session(name)``, ``close()``, a crash, or ``session_idle`` seconds without a run.
