@@ -26,19 +26,14 @@ from typing import Any, TypeVar
 
 from .config import Config, load_config, resolve_code_mode
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
-from .results import decode_result
-from .typegen import (
-    ToolModel,
-    bind_arguments,
-    build_tool_models,
-    make_docstring,
-    make_signature,
-    render_stubs,
-)
+from .typegen import ToolModel, build_tool_models, make_async_tool_function, make_tool_function, render_stubs
 
 __all__ = ["RESERVED_NAMES", "ToolNamespace", "Toolbox"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+_MODULE = "codemode_kernel.tools"
+"""The ``__module__`` the kernel's tool functions report."""
 
 RESERVED_NAMES = frozenset(
     {
@@ -301,24 +296,18 @@ class Toolbox:
         return current[name]
 
     def _sync_function(self, model: ToolModel) -> Callable[..., Any]:
-        hub, spec = self.hub, model.spec
-
-        def tool_function(*args: Any, **kwargs: Any) -> Any:
-            arguments = bind_arguments(model, args, kwargs)
-            result = hub.call(spec.server, spec.name, arguments)
-            return decode_result(result, tool=spec.name, server=spec.server, unwrap=spec.wraps_result)
-
-        return _describe(tool_function, model)
+        hub, server, tool = self.hub, model.spec.server, model.spec.name
+        function = make_tool_function(
+            model, lambda arguments: hub.call(server, tool, arguments), module=_MODULE
+        )
+        return _with_model(function, model)
 
     def _async_function(self, model: ToolModel) -> Callable[..., Awaitable[Any]]:
-        hub, spec = self.hub, model.spec
-
-        async def tool_function(*args: Any, **kwargs: Any) -> Any:
-            arguments = bind_arguments(model, args, kwargs)
-            result = await hub.acall(spec.server, spec.name, arguments)
-            return decode_result(result, tool=spec.name, server=spec.server, unwrap=spec.wraps_result)
-
-        return _describe(tool_function, model)
+        hub, server, tool = self.hub, model.spec.server, model.spec.name
+        function = make_async_tool_function(
+            model, lambda arguments: hub.acall(server, tool, arguments), module=_MODULE
+        )
+        return _with_model(function, model)
 
 
 class _ServerTools(dict[str, ToolNamespace]):
@@ -337,14 +326,9 @@ class _ServerTools(dict[str, ToolNamespace]):
         return found
 
 
-def _describe(function: _F, model: ToolModel) -> _F:
-    """Give a tool function its real name, signature and docstring (for help(), ``?`` and completion)."""
+def _with_model(function: _F, model: ToolModel) -> _F:
+    """Let the kernel's tool functions carry their spec and type model (``tb.tools.get_weather.spec``)."""
     target: Any = function
-    target.__name__ = model.function_name
-    target.__qualname__ = model.function_name
-    target.__module__ = "codemode_kernel.tools"
-    target.__doc__ = make_docstring(model)
-    target.__signature__ = make_signature(model)
     target.spec = model.spec
     target.model = model
     return function

@@ -4,13 +4,15 @@ One :class:`ToolModel` per tool, built once by :func:`build_tool_models`, feeds 
 
 - :func:`render_stubs`: Python source an LLM reads (typed ``def`` per tool, TypedDicts, docstrings);
 - :func:`make_signature`, :func:`make_docstring`, :func:`bind_arguments`: the runtime function's face
-  and how a call becomes the wire arguments dict;
+  and how a call becomes the wire arguments dict; :func:`make_tool_function` (and its async twin) puts
+  them together into the function, given where its calls go;
 - :func:`validate_arguments` / :class:`ArgumentValidator`: jsonschema checks on the raw input schema.
 
 What JSON Schema says and Python types cannot is typed ``Any`` and listed in ``ToolModel.warnings``;
 no schema makes any of this raise (docs/typegen.md has the mapping rules).
 """
 
+from .function import make_async_tool_function, make_tool_function
 from .model import Param, ToolModel, build_tool_model, build_tool_models
 from .naming import assign_function_names, assign_parameter_names, function_name, parameter_name, type_name
 from .pytypes import (
@@ -49,8 +51,10 @@ __all__ = [
     "build_tool_model",
     "build_tool_models",
     "function_name",
+    "make_async_tool_function",
     "make_docstring",
     "make_signature",
+    "make_tool_function",
     "parameter_name",
     "render_signature",
     "render_stubs",

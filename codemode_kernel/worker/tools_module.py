@@ -19,14 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ArtifactError, CodeModeError, LLMError, UnknownToolError
-from ..results import decode_result, error_message
+from ..results import error_message
 from ..toolspec import ToolSpec
 from ..typegen import (
     ToolModel,
-    bind_arguments,
     build_tool_model,
+    make_async_tool_function,
     make_docstring,
-    make_signature,
+    make_tool_function,
     render_signature,
 )
 from .channel import Channel
@@ -100,40 +100,28 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
     return module
 
 
-def _describe(function: Any, model: ToolModel) -> Any:
-    function.__name__ = function.__qualname__ = model.function_name
-    function.__module__ = "tools"
-    function.__doc__ = make_docstring(model)
-    function.__signature__ = make_signature(model)
-    return function
-
-
 def _sync_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]:
     server, tool = model.spec.server, model.spec.name
 
-    def tool_function(*args: Any, **kwargs: Any) -> Any:
-        arguments = bind_arguments(model, args, kwargs)
+    def send(arguments: dict[str, Any]) -> dict[str, Any]:
         try:
-            result = runtime.require_channel().call(server, tool, arguments)
+            return runtime.require_channel().call(server, tool, arguments)
         except FrameTooLarge as exc:
             raise _too_large(model.function_name, exc) from None
-        return decode_result(result, tool=tool, server=server, unwrap=model.spec.wraps_result)
 
-    return _describe(tool_function, model)  # type: ignore[no-any-return]
+    return make_tool_function(model, send, module="tools")
 
 
 def _async_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]:
     server, tool = model.spec.server, model.spec.name
 
-    async def tool_function(*args: Any, **kwargs: Any) -> Any:
-        arguments = bind_arguments(model, args, kwargs)
+    async def send(arguments: dict[str, Any]) -> dict[str, Any]:
         try:
-            result = await runtime.require_channel().acall(server, tool, arguments)
+            return await runtime.require_channel().acall(server, tool, arguments)
         except FrameTooLarge as exc:
             raise _too_large(model.function_name, exc) from None
-        return decode_result(result, tool=tool, server=server, unwrap=model.spec.wraps_result)
 
-    return _describe(tool_function, model)  # type: ignore[no-any-return]
+    return make_async_tool_function(model, send, module="tools")
 
 
 def _too_large(function: str, exc: FrameTooLarge) -> ValueError:
