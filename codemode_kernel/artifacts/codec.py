@@ -1,8 +1,9 @@
 """How a Python value becomes stored bytes with a MIME type, and how stored bytes become a value again.
 
 - ``str``: UTF-8, ``text/plain``; comes back as ``str``.
-- ``bytes``: as is, ``image/png`` (or JPEG, GIF) when the magic number says so, else
-  ``application/octet-stream``; comes back as ``bytes``.
+- ``bytes``: as is, ``image/png`` (or JPEG, GIF, WebP) when the magic number says so
+  (``worker.values.sniff_image``, shared with the worker), else ``application/octet-stream``; comes back
+  as ``bytes``.
 - None, bool, numbers, lists and dicts: ``application/json``; comes back as the JSON value.
 - a pandas DataFrame: ``text/csv`` (an index that carries information becomes a column); comes back as a
   DataFrame, or as a list of dicts of strings where pandas is not installed.
@@ -24,11 +25,11 @@ import sys
 from typing import Any
 
 from ..errors import ArtifactError
+from ..worker.values import sniff_image
 
 __all__ = ["BINARY", "CSV", "JSON", "TEXT", "check_type", "decode", "encode"]
 
 JSON, TEXT, CSV, BINARY = "application/json", "text/plain", "text/csv", "application/octet-stream"
-_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
 _MIME = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}")
 _SUPPORTED = (
     "str, bytes, JSON values (None, bool, numbers, str, lists and dicts with str keys), "
@@ -56,7 +57,7 @@ def encode(value: Any, mime_type: str | None = None) -> tuple[bytes, str]:
         return value.encode("utf-8", "surrogatepass"), wanted or TEXT
     if isinstance(value, bytes | bytearray | memoryview):
         data = bytes(value)
-        return data, wanted or sniff(data)
+        return data, wanted or sniff_image(data) or BINARY
     data, natural = _encode_other(value)
     if wanted is not None and wanted != natural:
         raise ArtifactError(
@@ -64,11 +65,6 @@ def encode(value: Any, mime_type: str | None = None) -> tuple[bytes, str]:
             f"pass str or bytes to store data labelled {wanted}"
         )
     return data, natural
-
-
-def sniff(data: bytes) -> str:
-    """The image type the bytes start with, else ``application/octet-stream``."""
-    return next((mime for magic, mime in _SIGNATURES if data.startswith(magic)), BINARY)
 
 
 def decode(data: bytes, mime_type: str) -> Any:

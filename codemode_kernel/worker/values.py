@@ -37,15 +37,24 @@ from typing import Any
 
 from ..results import Image
 
-__all__ = ["ReprValue", "decode_inputs", "decode_value", "encode_artifact", "encode_inputs", "encode_value"]
+__all__ = [
+    "IMAGE_TYPES",
+    "ReprValue",
+    "decode_inputs",
+    "decode_value",
+    "encode_artifact",
+    "encode_inputs",
+    "encode_value",
+    "sniff_image",
+]
 
 _MAX_DEPTH = 100  # nesting the encoder follows; deeper values travel as their repr
 _DECODE_DEPTH = 2 * _MAX_DEPTH + 10  # tables add a level; anything deeper was not made by us
 _INT_BITS = 14_000  # Python refuses to print ints beyond about 4,300 digits, so JSON cannot carry them
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-# Only formats a browser shows as inert pixels: SVG can carry script, so it is never an "image" here.
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The types a value or an artifact is an image of: only formats a browser shows as inert pixels (SVG can
+carry script, so it is never an "image" here). ``sniff_image`` recognises each by its first bytes."""
 _ARRAY_KINDS = "biufU"  # numpy dtype kinds whose tolist() is JSON: bool, ints, floats, str
 _DTYPE = re.compile(r"[<>|=]?[a-zA-Z]+[0-9]*")
 _TABLE_DTYPE = re.compile(
@@ -272,9 +281,26 @@ def _text_envelope(text: str, max_bytes: int) -> dict[str, Any]:
     return {"kind": "text", "text": clipped, "truncated": True, "size": len(encoded)}
 
 
+def sniff_image(data: bytes) -> str | None:
+    """The image type (one of ``IMAGE_TYPES``) whose magic number ``data`` starts with, or None.
+
+    The one place bytes are recognised as an image: a program's bytes value here, the kernel's artifact
+    store (``artifacts.codec``) when it labels stored bytes.
+    """
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith(b"GIF8"):
+        return "image/gif"
+    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":  # RIFF, the chunk's size, then the form type
+        return "image/webp"
+    return None
+
+
 def _bytes_envelope(data: bytes, max_bytes: int | None) -> dict[str, Any]:
     envelope: dict[str, Any] = {"kind": "bytes", "data": "", "size": len(data)}
-    mime_type = next((mime for signature, mime in _SIGNATURES if data.startswith(signature)), None)
+    mime_type = sniff_image(data)
     if mime_type:
         envelope["mime_type"] = mime_type
     if max_bytes is not None and len(data) > max_bytes:
@@ -411,7 +437,7 @@ def _image_envelope(value: Any, max_bytes: int) -> dict[str, Any] | None:
 def _image_data(value: Any) -> tuple[bytes, str] | None:
     """The bytes and MIME type of an image-like object; methods are looked up on the type only."""
     data, mime_type = getattr(value, "data", None), getattr(value, "mime_type", None)
-    if type(data) is bytes and mime_type in _IMAGE_TYPES:
+    if type(data) is bytes and mime_type in IMAGE_TYPES:
         return data, str(mime_type)
     for method, mime in (("_repr_png_", "image/png"), ("_repr_jpeg_", "image/jpeg")):
         render = getattr(type(value), method, None)
@@ -507,8 +533,8 @@ def _decode_bytes(envelope: dict[str, Any]) -> bytes:
 
 def _decode_image(envelope: dict[str, Any]) -> Image:
     mime_type = _typed(envelope, "mime_type", str)
-    if mime_type not in _IMAGE_TYPES:
-        raise ValueError(f"image envelope: mime_type {_clip(mime_type)} is not one of {list(_IMAGE_TYPES)}")
+    if mime_type not in IMAGE_TYPES:
+        raise ValueError(f"image envelope: mime_type {_clip(mime_type)} is not one of {list(IMAGE_TYPES)}")
     return Image(_base64(envelope), mime_type)
 
 
