@@ -2,7 +2,7 @@
 
 Entering the sandbox costs a few milliseconds per worker (namespaces, mounts, a second fork), so workers
 are prepared ahead (``SPARES`` of them, so that runs that follow each other at once still find one ready),
-and an execution only has to send one the program. The next is prepared as soon as one is taken. The
+and an execution only has to send one the program. Used ones are replaced as soon as a run ends. The
 zygote is started again when the tools change (its ``tools`` module is built for one tool set).
 """
 
@@ -34,6 +34,9 @@ PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 
 SPARES = 2
 """Workers kept prepared: two runs in a row (a model's program, then its quick follow-up) both find one."""
+_REFILL_DELAY = 0.01
+"""Seconds after a run before a used worker is replaced while another is still prepared: a run that
+follows at once then has the CPU to itself (preparing one takes a few milliseconds of it)."""
 _WARM_WAIT = 15.0  # seconds shut_down() waits for a zygote that is still starting
 _REPORT_WAIT = 30.0  # seconds a new worker may take to enter its sandbox and report its protections
 
@@ -104,17 +107,16 @@ class WorkerPool:
         while self._spares:
             spare = self._spares.pop(0)  # the oldest first: it has had the most time to settle
             if spare.version == self._version and not spare.exited.done():
-                self.prepare_next()
                 return spare
             spare.discard()
-        worker = await self._spawn(zygote)
-        self.prepare_next()
-        return worker
+        return await self._spawn(zygote)
 
     def prepare_next(self) -> None:
-        """Start preparing workers until ``SPARES`` are ready or on their way."""
+        """Start preparing workers until ``SPARES`` are ready or on their way (after a run: during one,
+        the work would compete with it for the CPU)."""
         while not self.closing and len(self._spares) + len(self._preparing) < SPARES:
-            task = asyncio.ensure_future(self._prepare_spare())
+            delay = _REFILL_DELAY if self._spares else 0.0  # none left: the next run waits for this one
+            task = asyncio.ensure_future(self._prepare_spare(delay))
             self._preparing.add(task)
             task.add_done_callback(self._preparing.discard)
 
@@ -201,7 +203,9 @@ class WorkerPool:
             theirs.close()
         return Worker(pid, exited, ours, tmp_dir, self._version)
 
-    async def _prepare_spare(self) -> None:
+    async def _prepare_spare(self, delay: float = 0.0) -> None:
+        if delay:
+            await asyncio.sleep(delay)
         try:
             zygote = await self._current_zygote()
             worker = await self._spawn(zygote)

@@ -17,10 +17,11 @@ import queue
 import sys
 import threading
 import types
-from typing import Any
+from typing import Any, Literal, cast
 
 from .. import errors
 from .channel import Channel
+from .protocol import DoneFrame, OutputFrame, RunFrame
 from .sandbox import kill_namespace
 from .source import CodeSyntaxError, PreparedCode, error_record, prepare, remember_run, run_prepared
 from .tools_module import HELPER_NAMES
@@ -46,7 +47,7 @@ _PROGRAM_ERRORS = (
 class StreamToChannel(io.TextIOBase):
     """A text stream whose writes become ``stdout``/``stderr`` frames (line-buffered, thread-safe)."""
 
-    def __init__(self, channel: Channel, name: str) -> None:
+    def __init__(self, channel: Channel, name: Literal["stdout", "stderr"]) -> None:
         self._channel = channel
         self._name = name
         self._buffer: list[str] = []
@@ -81,7 +82,7 @@ class StreamToChannel(io.TextIOBase):
         self._buffer, self._size = [], 0
         with contextlib.suppress(OSError):  # the kernel is gone: the output has nowhere to go
             for start in range(0, len(data), _FRAME_CHARS):
-                self._channel.send({"type": self._name, "data": data[start : start + _FRAME_CHARS]})
+                self._channel.send(OutputFrame(type=self._name, data=data[start : start + _FRAME_CHARS]))
 
     def isatty(self) -> bool:
         return False
@@ -107,16 +108,19 @@ def serve(channel: Channel, tools_module: types.ModuleType) -> None:
     A session keeps the program's globals from one run to the next; what a run started in the background
     (processes, when this is PID 1 of a namespace) is ended before the next run begins.
     """
-    request = channel.read()
-    if request is None or request.get("type") != "run":
-        return
-    requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
-    channel.on_message = requests.put
+    # Everything up to the wait is done before the program arrives (a prepared worker waits here), so a
+    # run's start costs only what the program itself needs.
+    requests: queue.SimpleQueue[RunFrame | None] = queue.SimpleQueue()
+    channel.on_message = lambda frame: requests.put(cast(RunFrame, frame))  # the kernel sends run frames
     channel.on_close = lambda: requests.put(None)
     channel.start_reader()
     stdout, stderr = StreamToChannel(channel, "stdout"), StreamToChannel(channel, "stderr")
-    sys.stdout, sys.stderr = stdout, stderr  # type: ignore[assignment]
     namespace: dict[str, Any] = program_globals(tools_module, {})
+    _warm_up()
+    sys.stdout, sys.stderr = stdout, stderr  # type: ignore[assignment]
+    request = requests.get()
+    if request is None or request.get("type") != "run":
+        return
     session = bool(request.get("session"))
     while request is not None:
         channel.order.restart()
@@ -127,11 +131,22 @@ def serve(channel: Channel, tools_module: types.ModuleType) -> None:
         request = requests.get()
 
 
+def _warm_up() -> None:
+    """Take a trivial program through the path a real one takes, in a throwaway namespace.
+
+    A forked worker shares the zygote's memory until it writes to it: the first parse, compile, run and
+    encoding touch (and copy) pages, and create the caches, that every program needs. Done here, while
+    the worker waits for its program, that costs the run nothing.
+    """
+    prepared = prepare("_ = [0]\n_")
+    encode_value(run_prepared(prepared, {"__builtins__": builtins}))
+
+
 def _run(
-    request: dict[str, Any], namespace: dict[str, Any], stdout: StreamToChannel, stderr: StreamToChannel
-) -> dict[str, Any]:
-    """Run one program in ``namespace``; the ``done`` message to send back."""
-    done: dict[str, Any]
+    request: RunFrame, namespace: dict[str, Any], stdout: StreamToChannel, stderr: StreamToChannel
+) -> DoneFrame:
+    """Run one program in ``namespace``; the ``done`` frame to send back."""
+    done: DoneFrame
     prepared: PreparedCode | None = None
     try:
         namespace.update(decode_inputs(request.get("inputs") or {}))
@@ -139,16 +154,16 @@ def _run(
         if request.get("session"):
             remember_run(prepared)
         value = run_prepared(prepared, namespace)
-        done = {"type": "done", "status": "ok", "value": encode_value(value), "error": None}
+        done = DoneFrame(type="done", status="ok", value=encode_value(value), error=None)
     except CodeSyntaxError as exc:
-        done = {"type": "done", "status": "error", "value": None, "error": exc.error}
+        done = DoneFrame(type="done", status="error", value=None, error=error_record(exc, None))
     except SystemExit as exc:
         if exc.code in (None, 0):
-            done = {"type": "done", "status": "ok", "value": None, "error": None}
+            done = DoneFrame(type="done", status="ok", value=None, error=None)
         else:
-            done = {"type": "done", "status": "error", "value": None, "error": error_record(exc, prepared)}
+            done = DoneFrame(type="done", status="error", value=None, error=error_record(exc, prepared))
     except BaseException as exc:  # KeyboardInterrupt at the deadline included: the runner says timeout
-        done = {"type": "done", "status": "error", "value": None, "error": error_record(exc, prepared)}
+        done = DoneFrame(type="done", status="error", value=None, error=error_record(exc, prepared))
     stdout.flush()
     stderr.flush()
     return done

@@ -3,12 +3,9 @@
 Started by the Executor as ``python -m codemode_kernel.worker.zygote --control-fd N`` with a scrubbed
 environment; reads its setup (tool descriptors, modules to preload) as one JSON object on stdin. It stays
 single-threaded so that forking it is safe (about 3 ms). Control messages travel over a SOCK_SEQPACKET
-socket, one JSON object per packet:
-
-executor -> zygote   ``spawn`` {id, policy} with the worker's channel socket attached (SCM_RIGHTS);
-                     ``exit``
-zygote -> executor   ``ready`` {pid, capabilities}; ``spawned`` {id, pid}; ``exited`` {pid, code | signal};
-                     ``failed`` {id, error}
+socket, one JSON object per packet: ``spawn`` (with the worker's channel socket attached) and ``exit`` from
+the executor; ``ready``, ``spawned``, ``exited`` and ``failed`` from here (``protocol.ZygoteCommand`` and
+``protocol.ZygoteEvent``, tabled in docs/protocol.md).
 
 Each worker is confined by ``sandbox.enter_sandbox`` right after the fork, before it reads its program;
 what the machine supports is probed once, here, at start.
@@ -23,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -38,6 +36,17 @@ from typing import Any
 # Imported here, once, by the zygote: a forked worker finds them loaded instead of importing them again.
 from .channel import Channel
 from .main import serve as serve_programs
+from .protocol import (
+    DoneFrame,
+    ExitedMessage,
+    FailedMessage,
+    ProtectionsFrame,
+    ReadyMessage,
+    SpawnedMessage,
+    ZygoteEvent,
+    encode_control,
+)
+from .records import ErrorRecord
 from .sandbox import SandboxError, SandboxPolicy, become_child_subreaper, enter_sandbox, probe
 from .tools_module import ToolRuntime, build_tools_module
 
@@ -47,14 +56,14 @@ _CONTROL_PACKET = 65536
 _EXIT_WAIT = 3.0  # seconds the exiting zygote waits for its killed workers to be gone
 
 
-def _send(control: socket.socket, message: dict[str, Any]) -> None:
-    control.send(json.dumps(message).encode())
+def _send(control: socket.socket, message: ZygoteEvent) -> None:
+    control.send(encode_control(message))
 
 
-def _exit_status(status: int) -> dict[str, int]:
+def _exited(pid: int, status: int) -> ExitedMessage:
     if os.WIFSIGNALED(status):
-        return {"signal": os.WTERMSIG(status)}
-    return {"code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1}
+        return ExitedMessage(type="exited", pid=pid, signal=os.WTERMSIG(status))
+    return ExitedMessage(type="exited", pid=pid, code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1)
 
 
 def _reap(control: socket.socket, spawned: set[int]) -> None:
@@ -69,7 +78,7 @@ def _reap(control: socket.socket, spawned: set[int]) -> None:
         if pid in spawned:
             spawned.discard(pid)
             with contextlib.suppress(OSError):  # the executor may be gone already
-                _send(control, {"type": "exited", "pid": pid, **_exit_status(status)})
+                _send(control, _exited(pid, status))
 
 
 def _end_workers(spawned: set[int], wake: int) -> None:
@@ -113,10 +122,19 @@ def _child(
             # With a PID namespace this returns in PID 1 of it; this process stays behind as its warden.
             protections = enter_sandbox(SandboxPolicy.from_dict(policy), caps, keep_fds=(channel_fd,))
         except SandboxError as exc:  # fail closed: a program never runs with less isolation than planned
-            failure = {"type": "SandboxError", "message": str(exc)}
-            channel.send({"type": "done", "status": "internal", "value": None, "error": failure})
+            failure = ErrorRecord(type="SandboxError", message=str(exc))
+            channel.send(DoneFrame(type="done", status="internal", value=None, error=failure))
             raise
-        channel.send({"type": "protections", **protections.to_dict()})
+        report = protections.to_dict()
+        channel.send(
+            ProtectionsFrame(
+                type="protections",
+                in_force=report["in_force"],
+                not_in_force=report["not_in_force"],
+                warnings=report["warnings"],
+                turned_off=report["turned_off"],
+            )
+        )
         runtime.channel = channel
         serve_programs(channel, tools_module)
     except BaseException:
@@ -140,7 +158,11 @@ def serve(control: socket.socket, setup: dict[str, Any]) -> None:
     runtime = ToolRuntime()
     tools_module = build_tools_module(setup.get("tools") or [], runtime)
     caps = probe()
-    _send(control, {"type": "ready", "pid": os.getpid(), "capabilities": caps.to_dict()})
+    # Everything built so far lives as long as the zygote: frozen, the garbage collector of a forked
+    # worker never walks (and so never copies) those pages.
+    gc.collect()
+    gc.freeze()
+    _send(control, ReadyMessage(type="ready", pid=os.getpid(), capabilities=caps.to_dict()))
     # SIGCHLD writes a byte to this pipe, so a worker's exit is reported at once (a crash is seen fast).
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
@@ -167,7 +189,7 @@ def serve(control: socket.socket, setup: dict[str, Any]) -> None:
             if message.get("type") != "spawn" or len(fds) != 1 or not isinstance(message.get("policy"), dict):
                 for fd in fds:
                     os.close(fd)
-                _send(control, {"type": "failed", "id": message.get("id"), "error": "bad spawn request"})
+                _send(control, FailedMessage(type="failed", id=message.get("id"), error="bad spawn request"))
                 continue
             pid = os.fork()
             if pid == 0:
@@ -177,7 +199,7 @@ def serve(control: socket.socket, setup: dict[str, Any]) -> None:
                 _child(control, fds[0], message["policy"], caps, tools_module, runtime)
             spawned.add(pid)
             os.close(fds[0])
-            _send(control, {"type": "spawned", "id": message.get("id"), "pid": pid})
+            _send(control, SpawnedMessage(type="spawned", id=message.get("id"), pid=pid))
     finally:
         _end_workers(spawned, wake_read)
 
