@@ -16,13 +16,14 @@ import ast
 import inspect
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from types import CodeType, TracebackType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ..errors import CodeSyntaxError
+from .records import ErrorRecord
 
 __all__ = [
     "CodeSyntaxError",
@@ -195,7 +196,7 @@ def _capture_last_expression(tree: ast.Module) -> bool:
 def _syntax_error(exc: SyntaxError, text: str, region: _Region, filename: str) -> CodeSyntaxError:
     """Wrap a compile error in a CodeSyntaxError whose record shows the written line and caret."""
     written = PreparedCode(text, "", _EMPTY_CODE, False, filename, region.start, region.indent)
-    return CodeSyntaxError(_syntax_record(exc, written), filename=filename)
+    return CodeSyntaxError(dict(_syntax_record(exc, written)), filename=filename)
 
 
 _EMPTY_CODE = compile("", "<empty>", "exec", dont_inherit=True)
@@ -256,7 +257,7 @@ def _program_value(prepared: PreparedCode, globals: dict[str, Any]) -> Any:
 # --- error records ---------------------------------------------------------------------------------
 
 
-def error_record(exc: BaseException, prepared: PreparedCode | None) -> dict[str, Any]:
+def error_record(exc: BaseException, prepared: PreparedCode | None) -> ErrorRecord:
     """Describe an exception as ``{type, message, line, column, source_line, traceback}``.
 
     Lines and columns (1-based) count in the code as written; the traceback keeps only the program's
@@ -264,7 +265,7 @@ def error_record(exc: BaseException, prepared: PreparedCode | None) -> dict[str,
     """
     try:
         if isinstance(exc, CodeSyntaxError):
-            return dict(exc.error)
+            return cast(ErrorRecord, dict(exc.error))
         if isinstance(exc, SyntaxError) and (prepared is None or exc.filename == prepared.filename):
             return _syntax_record(exc, prepared)
         return _runtime_record(exc, prepared)
@@ -275,7 +276,7 @@ def error_record(exc: BaseException, prepared: PreparedCode | None) -> dict[str,
                 "traceback": f"{name}: {message}"}  # fmt: skip
 
 
-def format_error_text(record: dict[str, Any]) -> str:
+def format_error_text(record: ErrorRecord | Mapping[str, object]) -> str:
     """Render an error record as the short text a person or a model reads to fix the code.
 
     The record may come from an untrusted worker, so every field is treated as untrusted text.
@@ -289,7 +290,7 @@ def format_error_text(record: dict[str, Any]) -> str:
     return text
 
 
-def _syntax_record(exc: SyntaxError, prepared: PreparedCode | None) -> dict[str, Any]:
+def _syntax_record(exc: SyntaxError, prepared: PreparedCode | None) -> ErrorRecord:
     """The record of a compile error: the written line, its text and a caret under the fault."""
     line = exc.lineno
     column = exc.offset if exc.offset and exc.offset > 0 else None
@@ -334,7 +335,7 @@ class _Frame(NamedTuple):
     source: PreparedCode | None = None  # the program it belongs to: this run's, or an earlier one's
 
 
-def _runtime_record(exc: BaseException, prepared: PreparedCode | None) -> dict[str, Any]:
+def _runtime_record(exc: BaseException, prepared: PreparedCode | None) -> ErrorRecord:
     """The record of an exception raised while the program ran, located at its innermost own frame."""
     frames = _frames(exc.__traceback__, prepared)
     own = [frame for frame in frames if frame.own]

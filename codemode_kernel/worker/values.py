@@ -33,9 +33,18 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from ..results import Image
+from .records import (
+    BytesEnvelope,
+    ImageEnvelope,
+    JsonEnvelope,
+    ReprEnvelope,
+    TableEnvelope,
+    TextEnvelope,
+    ValueEnvelope,
+)
 
 __all__ = [
     "IMAGE_TYPES",
@@ -240,7 +249,7 @@ class _Converter:
 # --- encoding values -------------------------------------------------------------------------------
 
 
-def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> dict[str, Any]:
+def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> ValueEnvelope:
     """The envelope of a program's value, at most about ``max_bytes`` of data; never raises.
 
     A value whose ``repr`` fails, that refers to itself or that is nested too deeply still gives an
@@ -254,8 +263,9 @@ def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> dict[str, Any]:
         return _repr_envelope(value, max_bytes)
 
 
-def _encode(value: Any, max_bytes: int) -> dict[str, Any]:
+def _encode(value: Any, max_bytes: int) -> ValueEnvelope:
     """Pick the envelope kind: text, bytes, table or JSON for data; then numpy, pandas, images; repr."""
+    envelope: ValueEnvelope | None
     kind = type(value)
     if issubclass(kind, str):
         return _text_envelope(str.__str__(value), max_bytes)
@@ -273,7 +283,7 @@ def _encode(value: Any, max_bytes: int) -> dict[str, Any]:
     return envelope or _repr_envelope(value, max_bytes)
 
 
-def _text_envelope(text: str, max_bytes: int) -> dict[str, Any]:
+def _text_envelope(text: str, max_bytes: int) -> TextEnvelope:
     encoded = text.encode("utf-8", "surrogatepass")
     if len(encoded) <= max_bytes:
         return {"kind": "text", "text": text}
@@ -298,8 +308,8 @@ def sniff_image(data: bytes) -> str | None:
     return None
 
 
-def _bytes_envelope(data: bytes, max_bytes: int | None) -> dict[str, Any]:
-    envelope: dict[str, Any] = {"kind": "bytes", "data": "", "size": len(data)}
+def _bytes_envelope(data: bytes, max_bytes: int | None) -> BytesEnvelope:
+    envelope: BytesEnvelope = {"kind": "bytes", "data": "", "size": len(data)}
     mime_type = sniff_image(data)
     if mime_type:
         envelope["mime_type"] = mime_type
@@ -310,7 +320,7 @@ def _bytes_envelope(data: bytes, max_bytes: int | None) -> dict[str, Any]:
     return envelope
 
 
-def _json_envelope(value: Any, max_bytes: int | None, *, exact: bool = False) -> dict[str, Any] | None:
+def _json_envelope(value: Any, max_bytes: int | None, *, exact: bool = False) -> JsonEnvelope | None:
     """A ``json`` envelope, or None when the value is not JSON data (then it travels as repr)."""
     converter = _Converter(budget=max_bytes, exact=exact)
     try:
@@ -319,11 +329,11 @@ def _json_envelope(value: Any, max_bytes: int | None, *, exact: bool = False) ->
         if exact:
             raise
         return None
-    envelope = {"kind": "json", "data": data}
+    envelope: JsonEnvelope = {"kind": "json", "data": data}
     if converter.nonfinite:
         envelope["nonfinite"] = converter.nonfinite
     if converter.truncated:
-        envelope.update(truncated=True, length=_length(value))
+        envelope.update({"truncated": True, "length": _length(value)})
     return envelope
 
 
@@ -336,7 +346,7 @@ def _length(value: Any) -> int:
     return dict.__len__(value) if isinstance(value, dict) else 1
 
 
-def _records_envelope(value: Any, max_bytes: int) -> dict[str, Any] | None:
+def _records_envelope(value: Any, max_bytes: int) -> TableEnvelope | None:
     """A list of dicts with the same str keys, in the same order, is a table (``origin: records``).
 
     Only the list and dict methods of the base types are used: subclasses may override them.
@@ -360,8 +370,8 @@ def _records_envelope(value: Any, max_bytes: int) -> dict[str, Any] | None:
 
 def _table_envelope(
     columns: list[str], rows: Iterator[list[Any]], row_count: int, max_bytes: int | None, *, exact: bool,
-    origin: str,
-) -> dict[str, Any] | None:  # fmt: skip
+    origin: Literal["records", "dataframe"],
+) -> TableEnvelope | None:  # fmt: skip
     """Convert rows of cells within the budget; None when a cell is not table data (not for inputs)."""
     converter = _Converter(budget=max_bytes, exact=exact, cells=origin == "dataframe")
     converted = []
@@ -375,7 +385,7 @@ def _table_envelope(
         if exact:
             raise
         return None
-    envelope: dict[str, Any] = {"kind": "table", "origin": origin, "columns": columns, "rows": converted,
+    envelope: TableEnvelope = {"kind": "table", "origin": origin, "columns": columns, "rows": converted,
                                 "row_count": row_count, "truncated": len(converted) < row_count}  # fmt: skip
     if converter.truncated:  # a long cell was cut
         envelope["truncated"] = True
@@ -384,7 +394,7 @@ def _table_envelope(
     return envelope
 
 
-def _dataframe_envelope(frame: Any, max_bytes: int | None, *, exact: bool) -> dict[str, Any] | None:
+def _dataframe_envelope(frame: Any, max_bytes: int | None, *, exact: bool) -> TableEnvelope | None:
     """A pandas DataFrame (or Series) as a table; a meaningful index travels as leading columns."""
     pandas = sys.modules["pandas"]  # loaded: the value is a pandas object
     if isinstance(frame, pandas.Series):
@@ -404,7 +414,7 @@ def _dataframe_envelope(frame: Any, max_bytes: int | None, *, exact: bool) -> di
     return envelope
 
 
-def _numpy_envelope(value: Any, max_bytes: int | None, *, exact: bool) -> dict[str, Any] | None:
+def _numpy_envelope(value: Any, max_bytes: int | None, *, exact: bool) -> JsonEnvelope | None:
     """A numpy scalar or array of bools, numbers or strings as JSON with its dtype (arrays: shape)."""
     numpy = sys.modules["numpy"]  # loaded: the value is a numpy object
     if isinstance(value, numpy.generic):
@@ -422,7 +432,7 @@ def _numpy_envelope(value: Any, max_bytes: int | None, *, exact: bool) -> dict[s
     return {**envelope, "dtype": str(value.dtype), "shape": list(value.shape)}
 
 
-def _image_envelope(value: Any, max_bytes: int) -> dict[str, Any] | None:
+def _image_envelope(value: Any, max_bytes: int) -> ImageEnvelope | ReprEnvelope | None:
     """An image object (``data`` and ``mime_type``, or ``_repr_png_``/``_repr_jpeg_``), or None."""
     found = _image_data(value)
     if found is None:
@@ -452,14 +462,14 @@ def _image_data(value: Any) -> tuple[bytes, str] | None:
     return None
 
 
-def _repr_envelope(value: Any, max_bytes: int) -> dict[str, Any]:
+def _repr_envelope(value: Any, max_bytes: int) -> ReprEnvelope:
     """The last resort: the value's repr (or a note that it has none), clipped, and its type."""
     try:
         text = _safe_repr(value, None)
         envelope = _text_envelope(text, max_bytes)
-        result = {"kind": "repr", "repr": envelope["text"], "type": _type_name(value)}
+        result: ReprEnvelope = {"kind": "repr", "repr": envelope["text"], "type": _type_name(value)}
         if envelope.get("truncated"):
-            result.update(truncated=True, size=envelope["size"])
+            result.update({"truncated": True, "size": envelope["size"]})
         return result
     except KeyboardInterrupt:
         raise
@@ -695,7 +705,7 @@ def _clip(value: Any) -> str:
 # --- inputs ----------------------------------------------------------------------------------------
 
 
-def encode_inputs(inputs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def encode_inputs(inputs: Mapping[str, Any]) -> dict[str, ValueEnvelope]:
     """Envelopes for the values a program gets as globals (``run(code, inputs={"df": df})``).
 
     Inputs travel whole and exactly: JSON values, bytes, pandas DataFrames and numpy arrays.
@@ -704,7 +714,7 @@ def encode_inputs(inputs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         ValueError: a name is not usable as a global variable.
         TypeError: a value cannot be sent; the message names the input, its type and what is supported.
     """
-    envelopes = {}
+    envelopes: dict[str, ValueEnvelope] = {}
     for name, value in inputs.items():
         _check_input_name(name)
         try:
@@ -744,8 +754,9 @@ def _check_input_name(name: Any) -> None:
         )
 
 
-def _encode_input(value: Any) -> dict[str, Any]:
+def _encode_input(value: Any) -> ValueEnvelope:
     """The exact envelope of one input; raises _NotData for what cannot travel exactly."""
+    envelope: ValueEnvelope | None
     kind = type(value)
     module = _module_name(kind)
     if issubclass(kind, str):
@@ -768,7 +779,7 @@ def _encode_input(value: Any) -> dict[str, Any]:
 # --- artifacts -------------------------------------------------------------------------------------
 
 
-def encode_artifact(value: Any) -> dict[str, Any]:
+def encode_artifact(value: Any) -> ValueEnvelope:
     """The exact envelope of an artifact's value, on its way to the store or back to a program.
 
     What an input may be, plus images.
