@@ -11,13 +11,26 @@ from __future__ import annotations
 import itertools
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, cast
 
 from .. import errors
 from ..errors import ChannelClosed
-from .protocol import FrameReader, ProtocolError, send_frame
+from .protocol import (
+    ArtifactFrame,
+    ArtifactGetFrame,
+    ArtifactListFrame,
+    ArtifactResultFrame,
+    ArtifactStoreFrame,
+    FrameReader,
+    ProtocolError,
+    ToolCallFrame,
+    ToolResultFrame,
+    WorkerFrame,
+    send_frame,
+)
+from .records import ArtifactMetadata, RequestError, ValueEnvelope
 
 __all__ = ["CallOrder", "Channel", "ChannelClosed"]
 
@@ -89,7 +102,7 @@ class Channel:
         self.on_message: Callable[[dict[str, Any]], None] | None = None
         self.on_close: Callable[[], None] | None = None
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: WorkerFrame) -> None:
         """Send one frame (thread-safe)."""
         send_frame(self.sock, message)
 
@@ -113,15 +126,68 @@ class Channel:
 
     def submit(self, server: str, tool: str, arguments: dict[str, Any]) -> Future[dict[str, Any]]:
         """Send a tool call; the future resolves to the result or raises the kernel's error."""
-        message = {"type": "tool_call", "server": server, "tool": tool, "arguments": arguments}
-        return self.request({**message, "seq": self.order.take()})
+        seq = self.order.take()
+        return self.request(
+            lambda call_id: ToolCallFrame(
+                type="tool_call", id=call_id, server=server, tool=tool, arguments=arguments, seq=seq
+            )
+        )
+
+    def store_artifact(
+        self, value: ValueEnvelope, name: str | None, description: str | None, mime_type: str | None
+    ) -> ArtifactMetadata:
+        """Keep a value in the kernel's artifact store; block until it answers with the new metadata."""
+        answer = self.request(
+            lambda request_id: ArtifactStoreFrame(
+                type="artifact",
+                id=request_id,
+                op="store",
+                value=value,
+                name=name,
+                description=description,
+                mime_type=mime_type,
+            )
+        )
+        metadata: ArtifactMetadata = answer.result()
+        return metadata
+
+    def get_artifact(self, key: str) -> ValueEnvelope:
+        """The envelope of an artifact's value, by id or name; block until the kernel answers."""
+        answer = self.request(
+            lambda request_id: ArtifactGetFrame(type="artifact", id=request_id, op="get", key=key)
+        )
+        envelope: ValueEnvelope = answer.result()
+        return envelope
+
+    def list_artifacts(self) -> list[ArtifactMetadata]:
+        """Every artifact's metadata, newest first; block until the kernel answers."""
+        answer = self.request(lambda request_id: ArtifactListFrame(type="artifact", id=request_id, op="list"))
+        listed: list[ArtifactMetadata] = answer.result()
+        return listed
 
     def artifact(self, op: str, **fields: Any) -> Any:
-        """Ask the kernel's artifact store (``op``: store, get, list); block until it answers."""
-        return self.request({"type": "artifact", "op": op, **fields}).result()
+        """Ask the kernel's artifact store (``op``: store, get, list); block until it answers.
 
-    def request(self, message: dict[str, Any]) -> Future[Any]:
-        """Send a request with a fresh id; the future resolves to the answer's ``result`` or its error."""
+        The fields are the program's arguments as it passed them: the kernel checks them.
+
+        Raises:
+            ArtifactError: ``op`` is none of those (nothing is sent).
+        """
+        if op == "store":
+            value = cast(ValueEnvelope, fields.get("value"))
+            name, description, mime_type = (fields.get(f) for f in ("name", "description", "mime_type"))
+            return self.store_artifact(value, name, description, mime_type)
+        if op == "get":
+            return self.get_artifact(cast(str, fields.get("key")))
+        if op == "list":
+            return self.list_artifacts()
+        raise errors.ArtifactError(f"unknown artifact request {op!r}; expected store, get or list")
+
+    def request(self, frame: Callable[[int], ToolCallFrame | ArtifactFrame]) -> Future[Any]:
+        """Send the request ``frame(id)`` makes with a fresh id; the future resolves to its answer's result.
+
+        The answer's error (``ok: false``) is raised from the future instead.
+        """
         future: Future[Any] = Future()
         with self._lock:
             if self._closed:
@@ -129,7 +195,7 @@ class Channel:
             request_id = next(self._ids)
             self._pending[request_id] = future
         try:
-            self.send({**message, "id": request_id})
+            self.send(frame(request_id))
         except BaseException:  # too large to send, or the socket is gone: nobody will answer it
             with self._lock:
                 self._pending.pop(request_id, None)
@@ -152,17 +218,19 @@ class Channel:
             if self.on_message is not None:
                 self.on_message(message)
             return
+        answer = cast(ToolResultFrame | ArtifactResultFrame, message)  # the kernel is trusted here
         with self._lock:
-            future = self._pending.pop(int(message.get("id", -1)), None)
+            future = self._pending.pop(int(answer.get("id", -1)), None)
         if future is None:
             return
-        if message.get("ok"):
-            result = message.get("result")
-            if message.get("type") == "tool_result":
+        if answer.get("ok"):
+            result = answer.get("result")
+            if answer["type"] == "tool_result":
                 result = result or {}
             future.set_result(result)
         else:
-            future.set_exception(_error_from(message.get("error") or {}))
+            error: Any = answer.get("error")
+            future.set_exception(_error_from(error or {}))
 
     def _close_pending(self) -> None:
         with self._lock:
@@ -174,7 +242,7 @@ class Channel:
             self.on_close()
 
 
-def _error_from(data: dict[str, Any]) -> Exception:
+def _error_from(data: RequestError | Mapping[str, Any]) -> Exception:
     """Rebuild the kernel's exception (by name, from a fixed list: never anything the data names freely)."""
     cls = _ERRORS.get(str(data.get("type")), errors.ServerError)
     message = str(data.get("message", "tool call failed"))
