@@ -15,7 +15,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import ZygoteError
+from ..errors import ProtocolError, ZygoteError
+from ..worker.protocol import (
+    ExitMessage,
+    SpawnMessage,
+    ZygoteEvent,
+    ZygoteSetup,
+    check_zygote_event,
+    encode_control,
+)
 
 __all__ = ["WORKER_ENV_ALLOWLIST", "WorkerExit", "Zygote", "ZygoteError"]
 
@@ -96,7 +104,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         state_dir.mkdir(parents=True, exist_ok=True)
         log_path = state_dir / "zygote.stderr.log"
-        setup = json.dumps({"tools": list(tools), "preload": list(preload)}).encode()
+        setup = json.dumps(ZygoteSetup(tools=list(tools), preload=list(preload))).encode()
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
                 [
@@ -122,16 +130,16 @@ class Zygote:
         zygote = cls(process, ours, log_path)
         try:
             ready = await asyncio.wait_for(zygote._receive(), _START_TIMEOUT)
-        except (TimeoutError, OSError, ValueError) as exc:
+        except (TimeoutError, OSError, ValueError, ProtocolError) as exc:
             zygote.stop()
             raise ZygoteError(f"the worker process did not start ({exc}); see {log_path}") from exc
         except BaseException:  # cancelled while it starts (an interrupt, a client giving up): end it now
             zygote.kill()
             raise
-        if ready is None or ready.get("type") != "ready":
+        if ready is None or ready["type"] != "ready":
             zygote.stop()
             raise ZygoteError(f"the worker process failed while starting; see {log_path}")
-        zygote.capabilities = dict(ready.get("capabilities") or {})
+        zygote.capabilities = dict(ready["capabilities"])
         zygote._reader = asyncio.get_running_loop().create_task(zygote._read_loop())
         return zygote
 
@@ -147,7 +155,7 @@ class Zygote:
         request_id = next(self._ids)
         spawned: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._spawns[request_id] = spawned
-        packet = json.dumps({"type": "spawn", "id": request_id, "policy": policy}).encode()
+        packet = encode_control(SpawnMessage(type="spawn", id=request_id, policy=policy))
         socket.send_fds(self.control, [packet], [channel.fileno()])
         pid = await asyncio.wait_for(spawned, 10.0)
         exited = self._exits.setdefault(pid, asyncio.get_running_loop().create_future())
@@ -173,7 +181,7 @@ class Zygote:
         It blocks (up to a few seconds), so it may run on a thread; ``stop_reading`` comes first, on the loop.
         """
         with contextlib.suppress(OSError):
-            self.control.send(json.dumps({"type": "exit"}).encode())
+            self.control.send(encode_control(ExitMessage(type="exit")))
         self.control.close()
         try:
             self.process.wait(timeout=_STOP_TIMEOUT)
@@ -181,37 +189,36 @@ class Zygote:
             self.process.kill()
             self.process.wait()
 
-    async def _receive(self) -> dict[str, Any] | None:
+    async def _receive(self) -> ZygoteEvent | None:
+        """The zygote's next control message (checked), or None when it closed the socket."""
         data = await asyncio.get_running_loop().sock_recv(self.control, 65536)
         if not data:
             return None
-        message: dict[str, Any] = json.loads(data)
-        return message
+        return check_zygote_event(data)
 
     async def _read_loop(self) -> None:
         try:
             while (message := await self._receive()) is not None:
                 self._dispatch(message)
             self.dead = "it closed its control socket"
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, ProtocolError) as exc:
             self.dead = f"its control socket failed: {exc}"
         futures: list[asyncio.Future[Any]] = [*self._spawns.values(), *self._exits.values()]
         for future in futures:
             if not future.done():
                 future.set_exception(ZygoteError(f"the worker process is gone ({self.dead})"))
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "spawned":
-            future = self._spawns.pop(int(message["id"]), None)
+    def _dispatch(self, message: ZygoteEvent) -> None:
+        if message["type"] == "spawned":
+            future = self._spawns.pop(message["id"], None)
             if future is not None and not future.done():
-                future.set_result(int(message["pid"]))
-        elif kind == "failed":
-            failed = self._spawns.pop(int(message.get("id") or 0), None)
+                future.set_result(message["pid"])
+        elif message["type"] == "failed":
+            failed = self._spawns.pop(message["id"] or 0, None)
             if failed is not None and not failed.done():
-                failed.set_exception(ZygoteError(str(message.get("error"))))
-        elif kind == "exited":
-            pid = int(message["pid"])
+                failed.set_exception(ZygoteError(message["error"]))
+        elif message["type"] == "exited":
+            pid = message["pid"]
             status = WorkerExit(message.get("code"), message.get("signal"))
             exit_future = self._exits.pop(pid, None)
             if exit_future is None:

@@ -44,6 +44,7 @@ from .protocol import (
     ReadyMessage,
     SpawnedMessage,
     ZygoteEvent,
+    ZygoteSetup,
     encode_control,
 )
 from .records import ErrorRecord
@@ -147,7 +148,7 @@ def _child(
             os._exit(code)
 
 
-def serve(control: socket.socket, setup: dict[str, Any]) -> None:
+def serve(control: socket.socket, setup: ZygoteSetup) -> None:
     """Preload, build the tools module, then fork a worker for every ``spawn`` until told to exit."""
     become_child_subreaper()
     for name in setup.get("preload") or ():
@@ -209,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="codemode's pre-started worker process (internal).")
     parser.add_argument("--control-fd", type=int, required=True, help="the SOCK_SEQPACKET control socket")
     args = parser.parse_args(argv)
-    setup = json.loads(sys.stdin.read() or "{}")
+    setup: ZygoteSetup = json.loads(sys.stdin.read() or "{}")
     control = socket.socket(fileno=args.control_fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are for workers; the executor stops us
     serve(control, setup)
