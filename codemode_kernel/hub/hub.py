@@ -27,7 +27,7 @@ from ..errors import ServerError, ToolArgumentError, ToolTimeoutError, UnknownTo
 from ..toolspec import ToolSpec
 from ..typegen import ArgumentValidator
 from .connection import ProgressCallback, ServerConnection, ServerState
-from .loop import LoopThread
+from .loop import LoopThread, blocking
 from .output_check import OutputChecks
 from .startup import ServerStartup
 from .stdio_reader import REFUSED_BY_TRANSPORT, take_transport_warnings
@@ -81,7 +81,10 @@ class ToolHub:
     """Connections to the configured MCP servers, with a sync API over an async core.
 
     Use it as a context manager, or call ``start()`` and ``close()``. Every method without an ``a``
-    prefix blocks; the ``a``-prefixed twins can be awaited from any event loop.
+    prefix blocks; the ``a``-prefixed twins can be awaited from any event loop. Each pair is one coroutine
+    (``astart``, ``acall``) and its blocking twin made by ``loop.blocking``, which runs it on the hub's loop
+    thread; ``close`` and ``wait_for_servers`` are written out because they stop that thread, or must not
+    need it when there is nothing to wait for.
     """
 
     def __init__(
@@ -119,7 +122,7 @@ class ToolHub:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def start(self) -> ToolHub:
+    async def astart(self) -> ToolHub:
         """Connect to every enabled server at once; return when each is ready or has failed.
 
         A server much slower than the others does not hold ``start`` up: after each server that gets
@@ -130,17 +133,10 @@ class ToolHub:
         when they are ready (``tools_version``, ``on_tools_changed``), and a call to one of their tools
         waits for them. ``wait_for_servers()`` waits for all of them.
         """
-        if self._loop is None:
-            self._loop = LoopThread()
-        self._loop.run(self._start_all())
+        await self._own_loop().run_async(self._start_all())
         return self
 
-    async def astart(self) -> ToolHub:
-        """Async twin of ``start``."""
-        if self._loop is None:
-            self._loop = LoopThread()
-        await self._loop.run_async(self._start_all())
-        return self
+    start = blocking(astart, loop=lambda hub: hub._own_loop())
 
     @property
     def pending(self) -> list[str]:
@@ -240,7 +236,7 @@ class ToolHub:
 
     # -- calls ------------------------------------------------------------------------------------
 
-    def call(
+    async def acall(
         self,
         server: str,
         tool: str,
@@ -264,26 +260,12 @@ class ToolHub:
             ToolTimeoutError: no answer within the timeout; the call was cancelled at the server.
             ServerError: the server is not connected or the connection failed.
         """
-        return self._require_loop().run(
-            self._call(server, tool, arguments or {}, timeout, progress, execution_id, seq)
-        )
-
-    async def acall(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        progress: ProgressCallback | None = None,
-        execution_id: str | None = None,
-        seq: int | None = None,
-    ) -> dict[str, Any]:
-        """Async twin of ``call``, awaitable from any event loop."""
         loop = self._require_loop()
         return await loop.run_async(
             self._call(server, tool, arguments or {}, timeout, progress, execution_id, seq)
         )
+
+    call = blocking(acall, loop=lambda hub: hub._require_loop())
 
     def refresh(self) -> None:
         """List every ready server's tools again."""
@@ -306,6 +288,12 @@ class ToolHub:
         return next(status for status in self.status() if status.name == server)
 
     # -- internals --------------------------------------------------------------------------------
+
+    def _own_loop(self) -> LoopThread:
+        """The loop thread, started on first use (by ``start``)."""
+        if self._loop is None:
+            self._loop = LoopThread()
+        return self._loop
 
     def _require_loop(self) -> LoopThread:
         if self._loop is None:

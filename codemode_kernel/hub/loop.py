@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-__all__ = ["LoopThread"]
+__all__ = ["LoopThread", "blocking"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
+Owner = TypeVar("Owner")
 
 
 class LoopThread:
@@ -71,3 +74,28 @@ class LoopThread:
             self._thread.join(timeout=10)
             if not self._thread.is_alive():
                 self.loop.close()
+
+
+def blocking(
+    method: Callable[Concatenate[Owner, P], Coroutine[Any, Any, T]], *, loop: Callable[[Owner], LoopThread]
+) -> Callable[Concatenate[Owner, P], T]:
+    """The blocking twin of an async method: run it on its owner's loop thread and wait for it.
+
+    ``call = blocking(acall, loop=...)`` in a class body gives ``call`` the coroutine's signature and
+    docstring, so the logic and the parameters are written once and the twin cannot drift (the way
+    jupyter_client's ``run_sync`` pairs its managers' methods, for a loop of our own). The twin's name is
+    the method's without its ``a`` (``acall`` -> ``call``). ``loop`` gives the owner's loop thread and is
+    asked before the coroutine is made, so a refusal (not started) leaves no coroutine never awaited. As
+    ``LoopThread.run`` does, an interrupt while waiting cancels the coroutine on the loop, and a call
+    from the loop's own thread is refused.
+    """
+
+    @functools.wraps(method)
+    def twin(owner: Owner, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        thread = loop(owner)
+        return thread.run(method(owner, *args, **kwargs))
+
+    name = method.__name__.removeprefix("a")
+    owner_path, dot, _ = method.__qualname__.rpartition(".")
+    twin.__name__, twin.__qualname__ = name, f"{owner_path}{dot}{name}"
+    return twin
