@@ -112,8 +112,10 @@ class WorkerPool:
         return await self._spawn(zygote)
 
     def prepare_next(self) -> None:
-        """Start preparing workers until ``SPARES`` are ready or on their way (after a run: during one,
-        the work would compete with it for the CPU)."""
+        """Start preparing workers until ``SPARES`` are ready or on their way.
+
+        Called after a run: during one, the work would compete with it for the CPU.
+        """
         while not self.closing and len(self._spares) + len(self._preparing) < SPARES:
             delay = _REFILL_DELAY if self._spares else 0.0  # none left: the next run waits for this one
             task = asyncio.ensure_future(self._prepare_spare(delay))

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import shutil
 import signal
 import time
 import uuid
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -30,7 +31,7 @@ from ..toolbox import Toolbox
 from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
-from .pool import Worker, WorkerPool, cpu_limit, kill_group
+from .pool import Worker, WorkerPool, cpu_limit, kill_group, off_loop
 from .references import SessionNames, await_servers_named, note_connecting, waiting_for
 from .replay import ReplayBook
 from .requests import WorkerRequests
@@ -52,6 +53,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
+_CLEANUP_DELAY = 0.01  # seconds after a finished run before its process group is killed
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
 
 
@@ -125,6 +127,7 @@ class Executor:
         self.max_output_bytes = max_output_bytes
         self.session_idle = session_idle
         self._sessions: dict[str, _Session] = {}
+        self._later = _Later(_CLEANUP_DELAY)
         self._pool = WorkerPool(
             toolbox,
             self.settings,
@@ -188,6 +191,7 @@ class Executor:
         return Protections.from_dict(self._loop_thread.run(self._pool.protections()))
 
     async def _shut_down(self) -> None:
+        await self._later.flush()
         for name in list(self._sessions):
             await self._end_session(name)
         await self._pool.shut_down()
@@ -318,11 +322,9 @@ class Executor:
                 code, limit, execution_id, started, encoded_inputs, book, pending, worker, None, watchers
             )
         finally:
-            try:
-                # Off the loop and not awaited: the caller need not wait for a temp dir to be removed.
-                asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, worker.tmp_dir, True)
-            except RuntimeError:  # the loop is closing (a cancelled run, then close()): remove it here
-                shutil.rmtree(worker.tmp_dir, True)
+            # Later and off the loop: the caller need not wait for a temp dir to be removed (a thread doing
+            # it now would hold the interpreter lock just as the caller's thread wakes up with its result).
+            self._later.add(lambda: off_loop(lambda: shutil.rmtree(worker.tmp_dir, True)))
             self._pool.prepare_next()
 
     def _defined(self, session: str | None, inputs: Mapping[str, Any]) -> Container[str]:
@@ -459,7 +461,12 @@ class Executor:
                 task.cancel()  # in-flight tool calls are cancelled at their servers
             if session is None or not keep:
                 writer.close()
-                kill_group(pid, signal.SIGKILL)
+                if state.done is not None:
+                    # The program reported back and its worker is exiting by itself (with it, as PID 1,
+                    # its namespace): what it left is killed a moment later, once the caller has its result.
+                    self._later.add(lambda: _kill_now(pid))
+                else:
+                    kill_group(pid, signal.SIGKILL)
         if state.calls:  # let the cancelled calls record how they ended
             await asyncio.wait(set(state.calls), timeout=1.0)
         unsubscribe()
@@ -629,6 +636,48 @@ def _timeout_error(limit: float, waited: float = 0.0, connecting: Sequence[str] 
 def _reserve(limit: float) -> float:
     """Seconds of a run's timeout kept for the program itself, however long servers keep it waiting."""
     return min(1.0, limit / 4)
+
+
+async def _kill_now(pid: int) -> None:
+    kill_group(pid, signal.SIGKILL)
+
+
+class _Later:
+    """Clean-ups a finished run leaves for a moment later, run at once by ``flush`` (when closing).
+
+    Killing a process group or removing a temp dir just as a run returns costs the caller: the work holds
+    the interpreter lock, or the CPU, while the caller's thread wakes up with its result.
+    """
+
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+        self._pending: dict[int, Callable[[], Awaitable[None]]] = {}
+        self._handles: dict[int, asyncio.TimerHandle] = {}
+        self._ids = itertools.count()
+
+    def add(self, action: Callable[[], Awaitable[None]]) -> None:
+        """Run ``action`` (a coroutine function) after the delay, on this loop."""
+        key = next(self._ids)
+        self._pending[key] = action
+        loop = asyncio.get_running_loop()
+        self._handles[key] = loop.call_later(self._delay, lambda: asyncio.ensure_future(self._run(key)))
+
+    async def flush(self) -> None:
+        """Run every pending clean-up now."""
+        for handle in self._handles.values():
+            handle.cancel()
+        self._handles.clear()
+        for key in list(self._pending):
+            await self._run(key)
+
+    async def _run(self, key: int) -> None:
+        self._handles.pop(key, None)
+        action = self._pending.pop(key, None)
+        if action is not None:
+            try:
+                await action()
+            except Exception:  # a clean-up that fails must not take the loop with it
+                log.exception("a clean-up after a run failed")
 
 
 class _Either:
