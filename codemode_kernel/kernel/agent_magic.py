@@ -99,7 +99,6 @@ class AgentMagics(Magics):
     def _agent(self, ref: str | None, *, classic: bool, new: bool) -> Agent:
         """The agent for this model and mode; a classic conversation is kept apart from code mode's."""
         from ..agent import Agent
-        from ..config import resolve_code_mode
         from ..llm import open_model
 
         executor = self.tools.executor()
@@ -111,7 +110,7 @@ class AgentMagics(Magics):
                 model = open_model(toolbox.config, ref)
             except ConfigError as exc:
                 raise UsageError(f"%%agent: {exc}") from None
-            settings = resolve_code_mode(toolbox.config, model.ref)
+            settings = self.tools.code_mode_settings(model.ref)  # the admin's timeout filled in
             if toolbox.config.get_model(model.ref).code_mode is not None:
                 # The model's own codeMode replaces the defaults: its programs run under those rules.
                 executor = self.tools.executor_for(model.ref, settings)

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ipykernel.kernelapp import IPKernelApp
 from traitlets import Dict
+from traitlets.traitlets import MetaHasTraits
 
 __all__ = ["KERNEL_NAME", "CodeModeKernelApp", "install_kernel_spec", "kernel_json", "main"]
 
@@ -26,10 +27,20 @@ SPEC_FILES = ("kernel.json", "logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 
 
 class CodeModeKernelApp(IPKernelApp):
-    """ipykernel's app running CodeModeKernel; its ``install`` is ours, not ipykernel's plain one."""
+    """ipykernel's app running CodeModeKernel; its ``install`` is ours, not ipykernel's plain one.
+
+    Its name makes IPython read ``codemode_kernel_config.py`` (beside ``ipython_config.py``) from the profile
+    and the system config directories: where an admin sets ``c.CodeModeKernel.*`` (docs/configuration.md).
+    """
 
     name = "codemode-kernel"
     subcommands = Dict({})
+
+    def initialize(self, argv: Any = None) -> None:
+        """Initialize as ipykernel does, with the kernel class's options known to ``--help-all``."""
+        if self.kernel_class not in self.classes:
+            self.classes = [*self.classes, cast(MetaHasTraits, self.kernel_class)]
+        super().initialize(argv)  # type: ignore[no-untyped-call]
 
 
 def kernel_spec_files() -> dict[str, bytes]:

@@ -6,6 +6,7 @@ import atexit
 from pathlib import Path
 from typing import Any
 
+from .admin import AdminDefaults
 from .agent_magic import AgentMagics
 from .frontend import Frontends
 from .magics import CodeModeMagics
@@ -14,15 +15,16 @@ from .tools import KernelTools
 __all__ = ["attach"]
 
 
-def attach(shell: Any, *, close_at_exit: bool = True) -> KernelTools:
+def attach(shell: Any, *, close_at_exit: bool = True, admin: AdminDefaults | None = None) -> KernelTools:
     """Start the shell's tools in the background and register the magics; returns the KernelTools.
 
+    ``admin``: what the Jupyter admin set (CodeModeKernel's traitlets); None in a plain IPython shell.
     Calling it again for the same shell returns the tools already attached.
     """
     existing: KernelTools | None = getattr(shell, "_codemode_tools", None)
     if existing is not None:
         return existing
-    tools = KernelTools(shell, Path.cwd())
+    tools = KernelTools(shell, Path.cwd(), admin)
     shell._codemode_tools = tools
     tools.start()
     frontends = Frontends()  # which MIME types the frontend's extension renders (the live view's form)

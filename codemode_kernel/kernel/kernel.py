@@ -1,12 +1,21 @@
-"""CodeModeKernel: ipykernel's IPython kernel with every MCP tool in the namespace and the magics."""
+"""CodeModeKernel: ipykernel's IPython kernel with every MCP tool in the namespace and the magics.
+
+Its traitlets are what a Jupyter admin sets for every kernel (``c.CodeModeKernel.default_timeout = 60`` in
+``codemode_kernel_config.py``; docs/configuration.md); a user's ``codemode.json`` wins over them (admin.py).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
+from traitlets import Float, TraitError, Unicode, validate
+from traitlets.utils.bunch import Bunch
 
 from .._version import __version__
+from ..limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
+from .admin import AdminDefaults
 from .extension import attach
 from .state_file import KernelStateFile
 
@@ -23,10 +32,49 @@ class CodeModeKernel(IPythonKernel):
         "`%%codemode` runs a cell in the isolated executor; `%codemode status` shows the servers.\n"
     )
 
+    default_timeout = Float(
+        DEFAULT_TIMEOUT,
+        help=f"""Seconds one execution (a %%codemode cell, an %%agent program) may run when the user's
+        config names no timeout (defaults.codeMode.timeout) and the cell asks for none; {TIMEOUT_RANGE}.""",
+    ).tag(config=True)
+
+    config_path = Unicode(
+        "",
+        help="""The Code Mode config (codemode.json) used when the user has none: no CODEMODE_CONFIG, no
+        codemode.json, .mcp.json or .vscode/mcp.json in the notebook's directory and no
+        ~/.config/codemode/config.json. An absolute path; empty: the built-in demo servers.""",
+    ).tag(config=True)
+
+    @validate("default_timeout")
+    def _check_default_timeout(self, proposal: Bunch) -> float:
+        value = float(proposal["value"])
+        if not MIN_TIMEOUT <= value <= MAX_TIMEOUT:
+            raise TraitError(
+                f"CodeModeKernel.default_timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds "
+                f"(the bounds of every execution's timeout), not {value:g}"
+            )
+        return value
+
+    @validate("config_path")
+    def _check_config_path(self, proposal: Bunch) -> str:
+        value = str(proposal["value"])
+        if value and not Path(value).expanduser().is_absolute():
+            raise TraitError(
+                f"CodeModeKernel.config_path must be an absolute path (a kernel starts in each notebook's "
+                f"directory), not {value!r}"
+            )
+        return str(Path(value).expanduser()) if value else ""
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]
-        self.codemode_tools = attach(self.shell, close_at_exit=False)
+        self.codemode_tools = attach(self.shell, close_at_exit=False, admin=self.codemode_admin())
         self.codemode_state = _state_file(self)
+
+    def codemode_admin(self) -> AdminDefaults:
+        """The traitlets as the kernel's tools read them (once, when the kernel starts)."""
+        return AdminDefaults(
+            config_path=Path(self.config_path) if self.config_path else None, timeout=self.default_timeout
+        )
 
     def do_complete(self, code: str, cursor_pos: int) -> dict[str, Any]:  # type: ignore[override]
         """Complete, with the tools in the namespace even before the first cell has run."""

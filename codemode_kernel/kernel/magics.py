@@ -15,6 +15,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ..calllog import CallRecord
+from ..config import resolve_code_mode
 from ..errors import CodeModeCellError
 from ..executor import ExecutionResult, Executor
 from ..typegen import ToolModel, render_signature
@@ -71,7 +72,8 @@ class CodeModeMagics(Magics):
         runs, a live view shows the tool calls; at the end the cell shows the record (status, tool calls
         with their results, the value or the error at its line). A failed program fails the cell.
 
-        --timeout S     seconds before the worker is stopped (SIGINT, grace period, SIGKILL); default 30
+        --timeout S     seconds before the worker is stopped (SIGINT, grace period, SIGKILL); default: the
+                        config's codeMode.timeout, else the kernel's default_timeout, else 30
         --session NAME  keep the program's globals for the next cell run with the same session name
         --in VAR ...    pass kernel variables in as data (JSON, bytes, DataFrames, arrays; never pickles)
         --out VAR       put the program's value into the kernel namespace as VAR
@@ -245,6 +247,8 @@ def status_text(tools: KernelTools) -> str:
         return "\n".join(lines)
     config = tools.toolbox.config
     source = config.source or "none found: the embedded demo servers"
+    if tools.config_from_admin:
+        source = f"{source} (c.CodeModeKernel.config_path: the notebook's directory and the user have none)"
     lines[0] = f"config: {source}\nworkspace: {config.workspace}"
     lines.append("servers:")
     for status in tools.toolbox.status():
@@ -257,6 +261,9 @@ def status_text(tools: KernelTools) -> str:
             text += f"\n    stdout: {note}"
         lines.append(text)
     lines.append(f"tools: {len(tools.toolbox.models)} Python functions")
+    own = resolve_code_mode(config, None)
+    timeout = tools.admin.settings(own).timeout
+    lines.append(f"timeout: {timeout:g} s per execution ({tools.admin.timeout_source(own)})")
     if tools.skipped:
         lines.append(f"not bound (the name was taken): {', '.join(tools.skipped)}")
     lines.append(_protections(tools))

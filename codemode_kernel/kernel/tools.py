@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import ArtifactStore
-from ..config import CodeModeSettings, load_config
+from ..config import CodeModeSettings, load_config, resolve_code_mode
 from ..errors import ConfigError, ToolsUnavailable, UntrustedConfigError
 from ..executor import Executor
 from ..executor.references import await_servers_named, waiting_for
@@ -23,6 +23,7 @@ from ..hub import ServerStatus
 from ..llm import ChatModel
 from ..toolbox import Toolbox
 from ..views.artifacts import KernelArtifacts
+from .admin import AdminDefaults
 from .history import History
 from .run_records import RunRecorder
 
@@ -34,11 +35,15 @@ _WAIT_LIMIT = 120.0
 class KernelTools:
     """One shell's Toolbox (started on a thread), its Executor, and what it put in the namespace."""
 
-    def __init__(self, shell: Any, cwd: Path) -> None:
+    def __init__(self, shell: Any, cwd: Path, admin: AdminDefaults | None = None) -> None:
         self.shell = shell
         self.cwd = cwd
+        self.admin = admin or AdminDefaults()
+        """What the Jupyter admin set (the kernel's traitlets); the user's config wins over it (admin.py)."""
         self.config_path: Path | None = None
         """A config named with ``%codemode reload --config FILE``; else it is found from ``cwd``."""
+        self.config_from_admin = False
+        """Whether the config in use is the admin's ``CodeModeKernel.config_path`` (the user has none)."""
         self.toolbox: Toolbox | None = None
         self.problem: str | None = None
         self.started_in: float | None = None
@@ -67,8 +72,17 @@ class KernelTools:
 
     def start(self) -> None:
         """Load the config now (a problem is kept for the first cell) and connect servers on a thread."""
+        admin_file = self.admin.config_file(self.config_path, self.cwd)
+        self.config_from_admin = admin_file is not None
+        if admin_file is not None and not admin_file.is_file():
+            self._fail(
+                f"c.CodeModeKernel.config_path names {admin_file}, which is not a file, so no server "
+                "started.\n  fix: correct config_path in the kernel's config (codemode_kernel_config.py), or "
+                "write a codemode.json in the notebook's directory; then restart the kernel"
+            )
+            return
         try:
-            config = load_config(self.config_path, cwd=self.cwd)
+            config = load_config(admin_file or self.config_path, cwd=self.cwd)
         except UntrustedConfigError as exc:
             self._fail(
                 f"the project config {exc.file} is not trusted yet, so none of its servers started.\n"
@@ -76,7 +90,10 @@ class KernelTools:
             )
             return
         except ConfigError as exc:
-            self._fail(f"the config {exc.file or ''} cannot be used: {exc}\n  fix: correct it, then restart")
+            named = " (c.CodeModeKernel.config_path)" if admin_file is not None else ""
+            self._fail(
+                f"the config {exc.file or ''}{named} cannot be used: {exc}\n  fix: correct it, then restart"
+            )
             return
         self.toolbox = Toolbox(config)
         threading.Thread(target=self._connect, name="codemode-tools", daemon=True).start()
@@ -86,7 +103,7 @@ class KernelTools:
         assert self.toolbox is not None
         try:
             self.toolbox.start()
-            self._executor = Executor(self.toolbox, llm=self.answer_llm)
+            self._executor = self._new_executor()
             self._executor.warm()  # the first %%codemode then finds its worker ready
         except BaseException as exc:
             self.problem = f"the tools could not start: {exc}"
@@ -118,8 +135,23 @@ class KernelTools:
         if self.toolbox is None or (self.problem and not self.toolbox.models):
             raise ToolsUnavailable(self.problem or "no tools")
         if self._executor is None:
-            self._executor = Executor(self.toolbox, llm=self.answer_llm)
+            self._executor = self._new_executor()
         return self._executor
+
+    def _new_executor(self) -> Executor:
+        assert self.toolbox is not None
+        return Executor(self.toolbox, settings=self.code_mode_settings(None), llm=self.answer_llm)
+
+    def code_mode_settings(self, model_ref: str | None) -> CodeModeSettings:
+        """The config's code-mode settings for ``model_ref`` (None: the defaults), admin's timeout filled in.
+
+        The admin's ``default_timeout`` applies where the config names no timeout (admin.py).
+
+        Raises:
+            ConfigError: ``model_ref`` is not one of the config's models.
+        """
+        assert self.toolbox is not None
+        return self.admin.settings(resolve_code_mode(self.toolbox.config, model_ref))
 
     async def answer_llm(self, request: dict[str, Any]) -> str:
         """A program's ``llm()``: asked with the agent's model while ``%%agent`` runs, else the first one."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,8 +84,27 @@ def configured_kernel(
 
     ``now=True`` kills it instead of asking it to stop (a kernel beside a hung server would wait for it).
     """
+    env = {"CODEMODE_CONFIG": str(config)}
+    with kernel_in(jupyter_path, cwd, env, now=now, connection_file=connection_file) as kernel:
+        yield kernel
+
+
+@contextmanager
+def kernel_in(
+    jupyter_path: Path,
+    cwd: Path,
+    env: Mapping[str, str | None],
+    *,
+    now: bool = False,
+    connection_file: Path | None = None,
+) -> Iterator[Kernel]:
+    """A kernel started in ``cwd`` with ``env`` set in its environment (None: unset); shut down on leaving."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("CODEMODE_CONFIG", str(config))
+        for name, value in env.items():
+            if value is None:
+                monkeypatch.delenv(name, raising=False)
+            else:
+                monkeypatch.setenv(name, value)
         kernel = start_kernel(jupyter_path, cwd, monkeypatch, connection_file=connection_file)
     try:
         yield kernel
