@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-__all__ = ["EXIT_CODES", "ExecutionResult", "ExecutionStatus", "format_result_text"]
+from ..calllog import CallStatus
+from ..worker.records import ArtifactMetadata, ErrorRecord, ValueEnvelope
+
+__all__ = [
+    "EXIT_CODES",
+    "ArtifactMetadata",
+    "ErrorRecord",
+    "ExecutionResult",
+    "ExecutionStatus",
+    "PendingCall",
+    "ToolCallRecord",
+    "ValueEnvelope",
+    "format_result_text",
+]
 
 ExecutionStatus = Literal["ok", "error", "timeout", "crashed", "internal", "pending"]
 """``ok`` the program finished; ``error`` it raised (the model can fix it); ``timeout`` it was stopped
@@ -16,6 +30,36 @@ EXIT_CODES: dict[str, int] = {"ok": 0, "error": 1, "internal": 3, "timeout": 4, 
 """``codemode run`` exit codes by status (2 is the usage error)."""
 
 
+class ToolCallRecord(TypedDict):
+    """One tool call of the execution, as the call log recorded it (``CallRecord.to_json()``)."""
+
+    id: str
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    started: float
+    """When it started (``time.time()``)."""
+    status: CallStatus
+    duration_ms: float | None
+    result: dict[str, Any] | None
+    """The MCP CallToolResult as wire JSON; ``{"preview", "bytes"}`` when it went to an artifact."""
+    error: str | None
+    warnings: list[str]
+    artifact_id: str | None
+    """The artifact holding the whole result when it was too large for the record."""
+    execution_id: str | None
+    seq: int | None
+    """Its number in the execution, as the program issued it."""
+
+
+class PendingCall(TypedDict):
+    """A call a replay could not answer from its record (status ``pending``): who must run it, and how."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+
+
 @dataclass
 class ExecutionResult:
     """What happened when a program ran: status, value, output, tool calls and the isolation in force."""
@@ -23,21 +67,26 @@ class ExecutionResult:
     status: ExecutionStatus
     execution_id: str
     value: dict[str, Any] | None = None
-    """The program's value as an envelope: ``{"kind": "json" | "text" | "image" | "table" | "repr", ...}``."""
+    """The program's value, a ``ValueEnvelope``: ``{"kind": "json" | "text" | "bytes" | "image" | "table" |
+    "repr", ...}``."""
     error: dict[str, Any] | None = None
-    """``{type, message, line, column, source_line, traceback}``, lines counted in the code as written."""
+    """An ``ErrorRecord``: ``{type, message}``, and from the worker ``line, column, source_line, traceback``
+    (lines counted in the code as written)."""
     stdout: str = ""
     stderr: str = ""
     output_truncated: bool = False
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Each a ``ToolCallRecord``, in the order the program issued them (``seq``)."""
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     """What the execution stored, in order: ``store_artifact`` calls and tool results too large for a
-    record, each as metadata ``{id, name, type, description, size, created, sha256, execution_id}``."""
+    record, each an ``ArtifactMetadata`` ``{id, name, type, description, size, created, sha256,
+    execution_id}``."""
     duration_ms: float = 0.0
     timeout_s: float = 0.0
     protections: list[str] = field(default_factory=list)
     """Isolation layers in force; ``missing:<layer>: reason`` entries name those that were not."""
     pending_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Each a ``PendingCall``: the calls a replay stopped at (status ``pending``)."""
 
     @property
     def ok(self) -> bool:
@@ -81,7 +130,7 @@ def format_result_text(result: ExecutionResult) -> str:
     return "".join(parts)
 
 
-def _value_text(envelope: dict[str, Any]) -> str:
+def _value_text(envelope: ValueEnvelope | Mapping[str, Any]) -> str:
     kind = envelope.get("kind")
     if kind == "text":
         return str(envelope.get("text", ""))
