@@ -162,7 +162,7 @@ class ProtectionsFrame(TypedDict):
 
     type: Literal["protections"]
     in_force: list[str]
-    """The layers applied (``pid_namespace``, ``landlock``, ``seccomp``...)."""
+    """The layers applied, in order (``pid_namespace``, ``network_namespace``, ``landlock:fs_write``...)."""
     not_in_force: dict[str, str]
     """The layers missing, each with the reason."""
     warnings: list[str]

@@ -18,6 +18,7 @@ __all__ = [
     "ErrorRecord",
     "ImageEnvelope",
     "JsonEnvelope",
+    "LLMRequest",
     "ReprEnvelope",
     "RequestError",
     "TableEnvelope",
@@ -130,6 +131,14 @@ class RequestError(TypedDict):
     """ArtifactNotFoundError: the id or name that was not found."""
 
 
+class LLMRequest(TypedDict):
+    """The ``arguments`` of a program's ``llm()``: a ``tool_call`` of the pseudo tool codemode/llm."""
+
+    prompt: str
+    system: NotRequired[str]
+    max_tokens: NotRequired[int]
+
+
 class ArtifactMetadata(TypedDict):
     """One stored artifact, without its data (``Artifact.to_dict()``)."""
 
@@ -154,6 +163,7 @@ RECORDS: tuple[type, ...] = (
     ReprEnvelope,
     ErrorRecord,
     RequestError,
+    LLMRequest,
     ArtifactMetadata,
 )
 """Every record type, in the order docs/protocol.md lists them."""
