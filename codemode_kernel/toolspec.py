@@ -42,7 +42,7 @@ class ToolSpec:
         ``x-fastmcp-wrap-result``). The tool function returns the value itself, typed as the field is.
         """
         schema = self.output_schema
-        if not schema or schema.get("type") != "object":
+        if not isinstance(schema, dict) or schema.get("type") != "object":
             return False
         properties = schema.get("properties")
         if (

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..artifacts import Artifact, ArtifactStore
 from ..errors import ArtifactError
+from ..worker.values import IMAGE_TYPES
 
 __all__ = [
     "SAFE_TYPES",
@@ -28,9 +29,7 @@ __all__ = [
     "valid_artifact_id",
 ]
 
-SAFE_TYPES = frozenset(
-    {"image/png", "image/jpeg", "image/gif", "image/webp", "text/plain", "text/csv", "application/json"}
-)
+SAFE_TYPES = frozenset({*IMAGE_TYPES, "text/plain", "text/csv", "application/json"})
 """Types sent as themselves (and shown inline); anything else is sent as ``application/octet-stream``."""
 
 _ARTIFACT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")

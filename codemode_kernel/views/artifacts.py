@@ -20,6 +20,7 @@ from html import escape as esc
 from typing import Any
 
 from ..artifacts import Artifact, ArtifactStore
+from ..worker.values import IMAGE_TYPES
 from .render import json_html, table_html
 
 __all__ = ["ArtifactBrowser", "KernelArtifacts", "artifact_listing_text", "preview_html"]
@@ -27,7 +28,7 @@ __all__ = ["ArtifactBrowser", "KernelArtifacts", "artifact_listing_text", "previ
 _PREVIEW_BYTES = 2 * 1024 * 1024  # larger artifacts are described, not read, for a preview
 _PREVIEW_TEXT = 4000
 _PREVIEW_ROWS = 50
-_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_IMAGE_TYPES = frozenset(IMAGE_TYPES)
 
 
 class KernelArtifacts:

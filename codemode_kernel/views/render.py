@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..worker.values import IMAGE_TYPES
+
 __all__ = [
     "arguments_text",
     "call_html",
@@ -34,7 +36,7 @@ _MAX_TEXT = 4000
 _MAX_ROWS = 50
 _MAX_COLUMNS = 20
 _INLINE_CHARS = 80  # a nested container this short is shown on one line
-_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_IMAGE_TYPES = frozenset(IMAGE_TYPES)
 _AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm"})
 _STATUS_STYLE = {
     "ok": ("#1a7f37", "✓"),
