@@ -24,6 +24,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from .artifacts import ArtifactStore
+from .calllog import CallLog
 from .config import Config, load_config, resolve_code_mode
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
 from .typegen import ToolModel, build_tool_models, make_async_tool_function, make_tool_function, render_stubs
@@ -123,9 +125,18 @@ class Toolbox:
 
     def __init__(self, config: Config, *, reserved: frozenset[str] = RESERVED_NAMES) -> None:
         self.config = config
+        state_dir = config.workspace / ".codemode"
+        # The call log is the hub's, set up here where the config is known: results over the config's
+        # artifactThresholdBytes go to the workspace's artifact store (whoever runs programs reads it).
+        call_log = CallLog(
+            spill_dir=state_dir,
+            artifacts=ArtifactStore.for_workspace(config.workspace),
+            max_result_bytes=resolve_code_mode(config, None).artifact_threshold_bytes,
+        )
         self.hub = ToolHub(
             [cfg for cfg in config.servers.values()],
-            state_dir=config.workspace / ".codemode",
+            state_dir=state_dir,
+            call_log=call_log,
             connect_timeout=config.defaults.connect_timeout or DEFAULT_CONNECT_TIMEOUT,
             start_wait=config.defaults.start_wait or DEFAULT_START_WAIT,
         )
@@ -142,6 +153,13 @@ class Toolbox:
     def from_config(cls, path: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> Toolbox:
         """Find and load the configuration (see docs/configuration.md) and make a Toolbox from it."""
         return cls(load_config(path, cwd=cwd))
+
+    @property
+    def artifacts(self) -> ArtifactStore:
+        """The workspace's artifact store (``.codemode/artifacts.db``): stored values and large results."""
+        store = self.hub.call_log.artifacts
+        assert store is not None  # made in __init__
+        return store
 
     # -- lifecycle --------------------------------------------------------------------------------
 

@@ -108,17 +108,13 @@ class Executor:
                 ``system``, ``max_tokens``) on the hub's loop, returns the answer's text. Without it those
                 calls raise ``LLMError`` in the program, saying that no model is configured.
 
-        The artifact store is the toolbox's call log's (``.codemode/artifacts.db`` of the workspace), and
-        the settings' ``artifact_threshold_bytes`` becomes that call log's threshold for large results.
+        The artifact store is the toolbox's (``.codemode/artifacts.db`` of the workspace); tool results over
+        the config's ``codeMode.artifactThresholdBytes`` are stored there by the hub's call log.
         """
         self.toolbox = toolbox
         self.settings = settings if settings is not None else resolve_code_mode(toolbox.config, None)
-        call_log = toolbox.hub.call_log
-        if call_log.artifacts is None:
-            call_log.artifacts = ArtifactStore.for_workspace(toolbox.config.workspace)
-        self.artifacts: ArtifactStore = call_log.artifacts
+        self.artifacts: ArtifactStore = toolbox.artifacts
         """The workspace's artifacts: what programs stored, and tool results too large for a record."""
-        call_log.max_result_bytes = self.settings.artifact_threshold_bytes
         self._hub = toolbox.hub
         self._loop_thread = toolbox.hub.loop_thread
         self._requests = WorkerRequests(self._hub, self.artifacts, self.settings, llm)
