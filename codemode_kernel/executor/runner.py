@@ -26,6 +26,7 @@ from typing import Any
 from ..artifacts import ArtifactStore
 from ..calllog import call_order
 from ..config import CodeModeSettings, resolve_code_mode
+from ..hub.loop import blocking
 from ..limits import DEFAULT_GRACE, DEFAULT_SESSION_IDLE, DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from ..toolbox import Toolbox
 from ..worker.sandbox import Protections
@@ -195,7 +196,7 @@ class Executor:
 
     # -- running ----------------------------------------------------------------------------------
 
-    def run(
+    async def arun(
         self,
         code: str,
         *,
@@ -208,7 +209,9 @@ class Executor:
         on_call: CallCallback | None = None,
         on_progress: ProgressWatcher | None = None,
     ) -> ExecutionResult:
-        """Run ``code`` and return its ExecutionResult; blocks (an interrupt stops the worker).
+        """Run ``code`` and return its ExecutionResult; awaitable from any event loop.
+
+        ``run`` is the blocking twin, with the same arguments (an interrupt while it waits stops the worker).
 
         Args:
             code: the program, as written (Markdown fences and a ``%%codemode`` line are tolerated).
@@ -230,26 +233,9 @@ class Executor:
         runner = self._run(
             code, timeout, inputs, session, replay, pending, Watchers(on_output, on_call, on_progress)
         )
-        return self._loop_thread.run(runner)
-
-    async def arun(
-        self,
-        code: str,
-        *,
-        timeout: float | None = None,
-        inputs: Mapping[str, Any] | None = None,
-        session: str | None = None,
-        replay: Sequence[Mapping[str, Any]] | None = None,
-        pending: bool = False,
-        on_output: OutputCallback | None = None,
-        on_call: CallCallback | None = None,
-        on_progress: ProgressWatcher | None = None,
-    ) -> ExecutionResult:
-        """Async twin of ``run``, awaitable from any event loop."""
-        runner = self._run(
-            code, timeout, inputs, session, replay, pending, Watchers(on_output, on_call, on_progress)
-        )
         return await self._loop_thread.run_async(runner)
+
+    run = blocking(arun, loop=lambda executor: executor._loop_thread)
 
     @property
     def sessions(self) -> list[str]:
