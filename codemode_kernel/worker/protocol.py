@@ -451,9 +451,10 @@ def check_zygote_event(packet: bytes) -> ZygoteEvent:
         return SpawnedMessage(type="spawned", id=_int(message, "id"), pid=_int(message, "pid"))
     if kind == "exited":
         exited = ExitedMessage(type="exited", pid=_int(message, "pid"))
-        for key in ("code", "signal"):
-            if key in message:
-                exited[key] = _int(message, key)  # type: ignore[literal-required]
+        if "code" in message:
+            exited["code"] = _int(message, "code")
+        if "signal" in message:
+            exited["signal"] = _int(message, "signal")
         return exited
     if kind == "failed":
         request_id = None if message.get("id") is None else _int(message, "id")
