@@ -18,12 +18,19 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, cast
 
 from .artifacts import ArtifactStore
 from .errors import ArtifactError
 
-__all__ = ["DEFAULT_ARTIFACT_THRESHOLD", "CallLog", "CallRecord", "CallStatus", "call_order"]
+__all__ = [
+    "DEFAULT_ARTIFACT_THRESHOLD",
+    "CallLog",
+    "CallRecord",
+    "CallStatus",
+    "ToolCallRecord",
+    "call_order",
+]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +44,28 @@ sending; ``timeout`` the per-call timeout fired; ``cancelled`` the caller gave u
 _PREVIEW_CHARS = 2000
 DEFAULT_ARTIFACT_THRESHOLD = 64 * 1024
 """Bytes of JSON above which a tool result is stored as an artifact (``codeMode.artifactThresholdBytes``)."""
+
+
+class ToolCallRecord(TypedDict):
+    """One tool call of the execution, as the call log recorded it (``CallRecord.to_json()``)."""
+
+    id: str
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    started: float
+    """When it started (``time.time()``)."""
+    status: CallStatus
+    duration_ms: float | None
+    result: dict[str, Any] | None
+    """The MCP CallToolResult as wire JSON; ``{"preview", "bytes"}`` when it went to an artifact."""
+    error: str | None
+    warnings: list[str]
+    artifact_id: str | None
+    """The artifact holding the whole result when it was too large for the record."""
+    execution_id: str | None
+    seq: int | None
+    """Its number in the execution, as the program issued it."""
 
 
 @dataclass(frozen=True)
@@ -61,12 +90,12 @@ class CallRecord:
     """The call's number in its execution, as the program issued it (a parallel batch in submission order);
     None for calls made outside a program."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ToolCallRecord:
         """A JSON-serialisable dict of every field."""
         # Shallow on purpose: arguments and results are JSON already, and asdict() deep-copies them.
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["warnings"] = list(self.warnings)
-        return data
+        return cast(ToolCallRecord, data)
 
 
 def call_order(record: CallRecord) -> tuple[bool, int, float]:

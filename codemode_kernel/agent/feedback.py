@@ -10,6 +10,7 @@ the loop kept the whole as an artifact, how to read it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,7 +112,7 @@ def _status_line(result: ExecutionResult) -> str:
     return f"[{result.status} after {seconds:.2f} s, {counted}" + (f"; {hint}]\n" if hint else "]\n")
 
 
-def value_text(envelope: dict[str, Any]) -> str:
+def value_text(envelope: Mapping[str, Any]) -> str:
     """A value envelope as one short text: JSON on one line, text as is, other kinds described."""
     kind = envelope.get("kind")
     if kind == "text":

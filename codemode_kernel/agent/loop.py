@@ -194,6 +194,6 @@ def _settings_for(config: Config, ref: str) -> CodeModeSettings:
 
 
 def _internal_message(execution: ExecutionResult) -> str:
-    error = execution.error or {}
-    detail = str(error.get("message") or f"the execution ended {execution.status}")
+    message = execution.error["message"] if execution.error else None
+    detail = str(message or f"the execution ended {execution.status}")
     return prompt.INTERNAL_MESSAGE.format(detail=detail[:500])

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+
+from ..worker.records import ArtifactMetadata
 
 __all__ = ["Artifact"]
 
@@ -32,6 +33,15 @@ class Artifact:
     sha256: str
     execution_id: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The metadata as a JSON-serialisable dict."""
-        return asdict(self)
+    def to_dict(self) -> ArtifactMetadata:
+        """The metadata as a JSON-serialisable dict (what a program and a result's ``artifacts`` hold)."""
+        return ArtifactMetadata(
+            id=self.id,
+            name=self.name,
+            type=self.type,
+            description=self.description,
+            size=self.size,
+            created=self.created,
+            sha256=self.sha256,
+            execution_id=self.execution_id,
+        )

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..calllog import CallRecord
 from ..hub.connection import ProgressCallback
-from ..worker.protocol import encode_frame
+from ..worker.protocol import DoneFrame, KernelFrame, ProtectionsFrame, encode_frame
 from .replay import ReplayBook
 
 __all__ = ["CallCallback", "Execution", "LLMHandler", "OutputCallback", "ProgressWatcher", "Watchers"]
@@ -53,13 +53,16 @@ class Execution:
     truncated: bool = False
     calls: set[asyncio.Task[None]] = field(default_factory=set)
     """The worker's requests being answered (tool calls, artifact requests): cancelled when it ends."""
-    done: dict[str, Any] | None = None
+    fresh: bool = True
+    """Whether the worker runs its first program: only then may its first frame be ``protections``."""
+    frames_read: int = 0
+    done: DoneFrame | None = None
     broken: str | None = None
     book: ReplayBook | None = None
     pending_mode: bool = False
     pending: list[dict[str, Any]] = field(default_factory=list)
     pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
-    protections: dict[str, Any] = field(default_factory=dict)
+    protections: ProtectionsFrame | None = None
     watchers: Watchers = field(default_factory=Watchers)
     records: dict[str, CallRecord] = field(default_factory=dict)
     """This execution's tool calls, by id, in the order they started (kept however long the log grows)."""
@@ -109,7 +112,7 @@ class Execution:
 
         return forward
 
-    def reply(self, message: dict[str, Any]) -> None:
+    def reply(self, message: KernelFrame) -> None:
         """Send a frame to the worker, unless its channel is already closing."""
         if not self.writer.is_closing():
             self.writer.write(encode_frame(message))

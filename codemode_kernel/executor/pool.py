@@ -23,7 +23,7 @@ from typing import Any
 
 from ..config import CodeModeSettings, user_config_dir
 from ..toolbox import Toolbox
-from ..worker.protocol import ProtocolError, peek_frame
+from ..worker.protocol import ProtectionsFrame, ProtocolError, check_worker_frame, peek_frame
 from ..worker.sandbox import SandboxPolicy, default_hidden_paths
 from .zygote_client import WorkerExit, Zygote, ZygoteError
 
@@ -142,7 +142,7 @@ class WorkerPool:
                 return
             self.prepare_next()
 
-    async def protections(self) -> dict[str, Any]:
+    async def protections(self) -> ProtectionsFrame:
         """What a worker applied on entering its sandbox: the report of the worker prepared ahead.
 
         That report is the first frame on a worker's channel (the one a run's ``protections`` come from);
@@ -162,16 +162,21 @@ class WorkerPool:
         except BaseException:
             worker.discard()
             raise
-        if report is None or report.get("type") != "protections":
+        try:
+            frame = check_worker_frame(report) if report is not None else None
+        except ProtocolError as exc:
             worker.discard()
-            error = (report or {}).get("error") or {}
-            reason = error.get("message") if isinstance(error, dict) else None
-            raise ZygoteError(f"a worker could not enter its sandbox: {reason or 'it closed its channel'}")
+            raise ZygoteError(f"a worker sent a report that is not one ({exc})") from exc
+        if frame is None or frame["type"] != "protections":
+            worker.discard()
+            error = frame["error"] if frame is not None and frame["type"] == "done" else None
+            reason = error["message"] if error else "it closed its channel"
+            raise ZygoteError(f"a worker could not enter its sandbox: {reason}")
         if len(self._spares) < SPARES and not self.closing:
             self._spares.insert(0, worker)
         else:
             worker.discard()
-        return report
+        return frame
 
     def is_current(self, worker: Worker) -> bool:
         """Whether ``worker`` was made for the tools the hub has now."""

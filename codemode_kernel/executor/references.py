@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..errors import CodeModeError
+from ..worker.records import ErrorRecord
 from ..worker.source import prepare
 from ..worker.tools_module import HELPER_NAMES
 
@@ -80,7 +81,7 @@ async def await_servers_named(
     return waiting_for(toolbox, code, defined)
 
 
-def note_connecting(error: dict[str, object] | None, connecting: Iterable[str]) -> None:
+def note_connecting(error: ErrorRecord | None, connecting: Iterable[str]) -> None:
     """Say in a program's missing-name error which servers were still connecting when it ran.
 
     The name may be a tool of one of them (or a typo): ``name 'x' is not defined (servers still connecting:

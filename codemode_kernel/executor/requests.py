@@ -1,17 +1,17 @@
 """WorkerRequests: what the kernel does for a running program, frame by frame.
 
 A worker cannot reach a server, the artifact store or a model: it asks the kernel over its channel. This
-module reads the worker's frames during one execution and answers them: tool calls (through the hub, or
-from a replay record), ``llm()`` (through the configured model, logged like a tool call), and artifact
-requests (against the workspace's store, off the loop). Each answer is a ``tool_result`` or
-``artifact_result`` frame back to the worker.
+module reads the worker's frames during one execution (checked on arrival: ``executor.wire``) and answers
+them: tool calls (through the hub, or from a replay record), ``llm()`` (through the configured model,
+logged like a tool call), and artifact requests (against the workspace's store, off the loop). Each
+answer is a ``tool_result`` or ``artifact_result`` frame back to the worker (docs/protocol.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, cast
 
 from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings
@@ -21,10 +21,23 @@ from ..errors import (
     CodeModeError,
     LLMError,
     ProtocolError,
+    ServerError,
+    ToolArgumentError,
+    ToolError,
+    ToolTimeoutError,
     UnknownToolError,
 )
 from ..hub import ToolHub
-from ..worker.protocol import encode_frame
+from ..worker.protocol import (
+    ArtifactFrame,
+    ArtifactResultFailed,
+    ArtifactResultOk,
+    ToolCallFrame,
+    ToolResultFailed,
+    ToolResultOk,
+    encode_frame,
+)
+from ..worker.records import ArtifactMetadata, RequestError, ValueEnvelope
 from ..worker.tools_module import LLM_SERVER, LLM_TOOL
 from ..worker.values import decode_value, encode_artifact
 from .execution import Execution, LLMHandler
@@ -36,6 +49,9 @@ __all__ = ["WorkerRequests"]
 log = logging.getLogger(__name__)
 _REPLAYABLE = ("ok", "tool_error", "invalid_arguments", "timeout", "server_error")
 _ERROR_FOR_STATUS = {"invalid_arguments": "ToolArgumentError", "timeout": "ToolTimeoutError"}
+
+ArtifactAnswer = ArtifactMetadata | ValueEnvelope | list[ArtifactMetadata]
+"""What an artifact request gets: the stored artifact's metadata, the loaded value, or the listing."""
 
 
 class WorkerRequests:
@@ -54,23 +70,28 @@ class WorkerRequests:
         self.llm = llm
 
     async def serve(self, reader: asyncio.StreamReader, state: Execution) -> None:
-        """Read the worker's frames until ``done``, end of channel, or a broken frame."""
+        """Read the worker's frames until ``done``, end of channel, or a broken frame.
+
+        A ``protections`` report is taken only as the first frame of a fresh worker, which sends it on
+        entering its sandbox: any later one could only come from the program, rewriting its own result.
+        """
         try:
-            while (message := await read_frame_async(reader)) is not None:
-                kind = message.get("type")
-                if kind in ("stdout", "stderr"):
-                    state.output(str(kind), str(message.get("data", "")))
-                elif kind == "tool_call":
-                    state.track(self._tool_call(state, message))
-                elif kind == "artifact":
-                    state.track(self._artifact_request(state, message))
-                elif kind == "protections":
-                    state.protections = message
-                elif kind == "done":
-                    state.done = message
-                    return
+            while (frame := await read_frame_async(reader)) is not None:
+                first = state.frames_read == 0
+                state.frames_read += 1
+                if frame["type"] == "stdout" or frame["type"] == "stderr":
+                    state.output(frame["type"], frame["data"])
+                elif frame["type"] == "tool_call":
+                    state.track(self._tool_call(state, frame))
+                elif frame["type"] == "artifact":
+                    state.track(self._artifact_request(state, frame))
+                elif frame["type"] == "protections":
+                    if not (first and state.fresh):
+                        raise ProtocolError("a protections report after the program started")
+                    state.protections = frame
                 else:
-                    raise ProtocolError(f"unexpected frame type {kind!r}")
+                    state.done = frame
+                    return
         except ProtocolError as exc:
             state.broken = str(exc)
         except (ConnectionError, OSError) as exc:
@@ -78,12 +99,9 @@ class WorkerRequests:
 
     # -- tool calls -------------------------------------------------------------------------------
 
-    async def _tool_call(self, state: Execution, message: dict[str, Any]) -> None:
-        call_id, seq = message.get("id"), _seq(message)
-        server, tool = str(message.get("server", "")), str(message.get("tool", ""))
-        arguments = message.get("arguments")
-        if not isinstance(arguments, dict):
-            arguments = {}
+    async def _tool_call(self, state: Execution, call: ToolCallFrame) -> None:
+        call_id, seq = call["id"], call.get("seq")
+        server, tool, arguments = call["server"], call["tool"], call["arguments"]
         if state.book is not None:
             self._replay_call(state, call_id, server, tool, arguments, seq)
             return
@@ -97,9 +115,7 @@ class WorkerRequests:
                 f"{tool} is excluded from code mode here (excludedTools in the codeMode settings): programs "
                 f"cannot call it; the agent offers it to the model as an ordinary tool"
             )
-            state.reply(
-                {"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(refused, tool)}
-            )
+            _fail(state, call_id, _error_data(refused, tool))
             return
         try:
             result = await self.hub.acall(
@@ -111,12 +127,12 @@ class WorkerRequests:
                 progress=state.progress_of(tool, seq),
             )
         except CodeModeError as exc:
-            state.reply({"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, tool)})
+            _fail(state, call_id, _error_data(exc, tool))
             return
-        state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
+        state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
 
     async def _llm_call(
-        self, state: Execution, call_id: Any, arguments: dict[str, Any], seq: int | None
+        self, state: Execution, call_id: int, arguments: dict[str, Any], seq: int | None
     ) -> None:
         """Answer a program's ``llm()`` with the configured model; logged (and replayable) as a tool call."""
         calls = self.hub.call_log
@@ -130,21 +146,19 @@ class WorkerRequests:
             text = await self.llm(arguments)
         except CodeModeError as exc:
             calls.finish(record, "server_error", error=str(exc))
-            state.reply(
-                {"type": "tool_result", "id": call_id, "ok": False, "error": _error_data(exc, LLM_TOOL)}
-            )
+            _fail(state, call_id, _error_data(exc, LLM_TOOL))
             return
         except asyncio.CancelledError:
             calls.finish(record, "cancelled", error="the execution was stopped")
             raise
         result = {"content": [{"type": "text", "text": text}], "isError": False}
         calls.finish(record, "ok", result=result)
-        state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
+        state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
 
     def _replay_call(
         self,
         state: Execution,
-        call_id: Any,
+        call_id: int,
         server: str,
         tool: str,
         arguments: dict[str, Any],
@@ -162,8 +176,7 @@ class WorkerRequests:
             message = f"replay diverged: no recorded result for {describe_call(tool, arguments)}"
             record = calls.start(server, tool, arguments, execution_id=state.execution_id, seq=seq)
             calls.finish(record, "server_error", error=message)
-            error = {"type": "ServerError", "message": message, "server": server}
-            state.reply({"type": "tool_result", "id": call_id, "ok": False, "error": error})
+            _fail(state, call_id, RequestError(type="ServerError", message=message, server=server))
             return
         status = recorded.get("status", "ok")
         result = recorded.get("result")
@@ -182,58 +195,63 @@ class WorkerRequests:
             warnings=("replayed from the record; no server was called",),
         )
         if status in ("ok", "tool_error") and isinstance(result, dict):
-            state.reply({"type": "tool_result", "id": call_id, "ok": True, "result": result})
+            state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
             return
-        error = {
-            "type": _ERROR_FOR_STATUS.get(str(status), "ServerError"),
-            "message": str(recorded.get("error") or status),
-            "tool": tool,
-        }
-        state.reply({"type": "tool_result", "id": call_id, "ok": False, "error": error})
+        error = RequestError(
+            type=_ERROR_FOR_STATUS.get(str(status), "ServerError"),
+            message=str(recorded.get("error") or status),
+            tool=tool,
+        )
+        _fail(state, call_id, error)
 
     # -- artifacts --------------------------------------------------------------------------------
 
-    async def _artifact_request(self, state: Execution, message: dict[str, Any]) -> None:
+    async def _artifact_request(self, state: Execution, request: ArtifactFrame) -> None:
         """Answer a program's store_artifact / get_artifact / list_artifacts, off the loop (SQLite)."""
-        request_id = message.get("id")
+        request_id = request["id"]
         loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(None, self._artifact_op, state.execution_id, message)
-            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": True, "result": result})
+            result = await loop.run_in_executor(None, self._artifact_op, state.execution_id, request)
+            frame = encode_frame(
+                ArtifactResultOk(type="artifact_result", id=request_id, ok=True, result=result)
+            )
         except ArtifactError as exc:
-            error = {"type": type(exc).__name__, "message": str(exc), "key": getattr(exc, "key", None)}
-            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": False, "error": error})
+            error = RequestError(type=type(exc).__name__, message=str(exc), key=getattr(exc, "key", None))
+            frame = encode_frame(
+                ArtifactResultFailed(type="artifact_result", id=request_id, ok=False, error=error)
+            )
         except ProtocolError as exc:
             message_text = (
                 f"the artifact is too large to send to a program ({exc}); read it in the kernel with "
                 "executor.artifacts.read_bytes(id)"
             )
-            error = {"type": "ArtifactError", "message": message_text}
-            frame = encode_frame({"type": "artifact_result", "id": request_id, "ok": False, "error": error})
+            error = RequestError(type="ArtifactError", message=message_text)
+            frame = encode_frame(
+                ArtifactResultFailed(type="artifact_result", id=request_id, ok=False, error=error)
+            )
         else:
-            if message.get("op") == "store":
-                state.artifact_ids.append(str(result["id"]))
+            if request["op"] == "store":
+                state.artifact_ids.append(cast(ArtifactMetadata, result)["id"])
         if not state.writer.is_closing():
             state.writer.write(frame)
 
-    def _artifact_op(self, execution_id: str, message: dict[str, Any]) -> Any:
+    def _artifact_op(self, execution_id: str, request: ArtifactFrame) -> ArtifactAnswer:
         """Run one artifact request against the store (on a worker thread); what the program gets back."""
-        op = message.get("op")
-        if op == "store":
+        if request["op"] == "store":
             try:
-                value = decode_value(message.get("value"))
+                value = decode_value(request["value"])
             except ValueError as exc:  # the envelope comes from untrusted code
                 raise ArtifactError(f"store_artifact: {exc}") from None
             artifact = self.artifacts.put(
                 value,
-                name=message.get("name"),
-                type=message.get("mime_type"),
-                description=message.get("description"),
+                name=request["name"],
+                type=request["mime_type"],
+                description=request["description"],
                 execution_id=execution_id,
             )
             return artifact.to_dict()
-        if op == "get":
-            key = message.get("key")
+        if request["op"] == "get":
+            key: object = request["key"]  # the program's, as it passed it
             if not isinstance(key, str):
                 raise ArtifactNotFoundError(
                     f"get_artifact() takes an artifact's id or name (a str), not a {type(key).__name__}",
@@ -244,11 +262,9 @@ class WorkerRequests:
                 return encode_artifact(value)
             except TypeError as exc:
                 raise ArtifactError(f"artifact {key!r} cannot be sent to a program: {exc}") from None
-        if op == "list":
-            return [artifact.to_dict() for artifact in self.artifacts.list()]
-        raise ArtifactError(f"unknown artifact request {op!r}; expected store, get or list")
+        return [artifact.to_dict() for artifact in self.artifacts.list()]
 
-    async def artifacts_of(self, state: Execution) -> list[dict[str, Any]]:
+    async def artifacts_of(self, state: Execution) -> list[ArtifactMetadata]:
         """The metadata of what an execution stored, in the order it was stored."""
         if not state.artifact_ids:
             return []  # the store is not even opened for an execution that made none
@@ -264,15 +280,18 @@ class WorkerRequests:
         return [by_id[i].to_dict() for i in state.artifact_ids if i in by_id]
 
 
-def _seq(message: dict[str, Any]) -> int | None:
-    """The number the worker gave a call (None from a worker that does not number them)."""
-    seq = message.get("seq")
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+def _fail(state: Execution, call_id: int, error: RequestError) -> None:
+    """Answer a tool call with an error; the worker raises it at the program's calling line."""
+    state.reply(ToolResultFailed(type="tool_result", id=call_id, ok=False, error=error))
 
 
-def _error_data(exc: CodeModeError, tool: str) -> dict[str, Any]:
-    data: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "tool": tool}
-    for name in ("field", "timeout", "server"):
-        if hasattr(exc, name):
-            data[name] = getattr(exc, name)
+def _error_data(exc: CodeModeError, tool: str) -> RequestError:
+    """The error a failed call's answer carries; the worker raises the same class (``channel.py``)."""
+    data = RequestError(type=type(exc).__name__, message=str(exc), tool=tool)
+    if isinstance(exc, ToolArgumentError):
+        data["field"] = exc.field
+    if isinstance(exc, ToolTimeoutError):
+        data["timeout"] = exc.timeout
+    if isinstance(exc, (ServerError, ToolError)):
+        data["server"] = exc.server
     return data

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypedDict
 
-from ..calllog import CallStatus
+from ..calllog import ToolCallRecord
 from ..worker.records import ArtifactMetadata, ErrorRecord, ValueEnvelope
 
 __all__ = [
@@ -30,28 +30,6 @@ EXIT_CODES: dict[str, int] = {"ok": 0, "error": 1, "internal": 3, "timeout": 4, 
 """``codemode run`` exit codes by status (2 is the usage error)."""
 
 
-class ToolCallRecord(TypedDict):
-    """One tool call of the execution, as the call log recorded it (``CallRecord.to_json()``)."""
-
-    id: str
-    server: str
-    tool: str
-    arguments: dict[str, Any]
-    started: float
-    """When it started (``time.time()``)."""
-    status: CallStatus
-    duration_ms: float | None
-    result: dict[str, Any] | None
-    """The MCP CallToolResult as wire JSON; ``{"preview", "bytes"}`` when it went to an artifact."""
-    error: str | None
-    warnings: list[str]
-    artifact_id: str | None
-    """The artifact holding the whole result when it was too large for the record."""
-    execution_id: str | None
-    seq: int | None
-    """Its number in the execution, as the program issued it."""
-
-
 class PendingCall(TypedDict):
     """A call a replay could not answer from its record (status ``pending``): who must run it, and how."""
 
@@ -66,18 +44,18 @@ class ExecutionResult:
 
     status: ExecutionStatus
     execution_id: str
-    value: dict[str, Any] | None = None
+    value: ValueEnvelope | None = None
     """The program's value, a ``ValueEnvelope``: ``{"kind": "json" | "text" | "bytes" | "image" | "table" |
     "repr", ...}``."""
-    error: dict[str, Any] | None = None
+    error: ErrorRecord | None = None
     """An ``ErrorRecord``: ``{type, message}``, and from the worker ``line, column, source_line, traceback``
     (lines counted in the code as written)."""
     stdout: str = ""
     stderr: str = ""
     output_truncated: bool = False
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
     """Each a ``ToolCallRecord``, in the order the program issued them (``seq``)."""
-    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: list[ArtifactMetadata] = field(default_factory=list)
     """What the execution stored, in order: ``store_artifact`` calls and tool results too large for a
     record, each an ``ArtifactMetadata`` ``{id, name, type, description, size, created, sha256,
     execution_id}``."""
@@ -85,7 +63,7 @@ class ExecutionResult:
     timeout_s: float = 0.0
     protections: list[str] = field(default_factory=list)
     """Isolation layers in force; ``missing:<layer>: reason`` entries name those that were not."""
-    pending_calls: list[dict[str, Any]] = field(default_factory=list)
+    pending_calls: list[PendingCall] = field(default_factory=list)
     """Each a ``PendingCall``: the calls a replay stopped at (status ``pending``)."""
 
     @property

@@ -24,11 +24,13 @@ from types import TracebackType
 from typing import Any
 
 from ..artifacts import ArtifactStore
-from ..calllog import call_order
+from ..calllog import ToolCallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
 from ..hub.loop import blocking
 from ..limits import DEFAULT_GRACE, DEFAULT_SESSION_IDLE, DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from ..toolbox import Toolbox
+from ..worker.protocol import ProtectionsFrame, RunFrame
+from ..worker.records import ErrorRecord, ValueEnvelope
 from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
@@ -36,7 +38,7 @@ from .pool import Worker, WorkerPool, cpu_limit, kill_group, off_loop
 from .references import SessionNames, await_servers_named, note_connecting, waiting_for
 from .replay import ReplayBook
 from .requests import WorkerRequests
-from .result import ExecutionResult, ExecutionStatus
+from .result import ExecutionResult, ExecutionStatus, PendingCall
 from .zygote_client import WorkerExit, ZygoteError
 
 __all__ = [
@@ -66,7 +68,7 @@ class _Session:
     worker: Worker
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
-    protections: dict[str, Any] = field(default_factory=dict)
+    protections: ProtectionsFrame | None = None
     runs: int = 0
     alive: bool = True
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -290,7 +292,7 @@ class Executor:
         limit: float,
         execution_id: str,
         started: float,
-        encoded_inputs: dict[str, Any],
+        encoded_inputs: dict[str, ValueEnvelope],
         book: ReplayBook | None,
         pending: bool,
         watchers: Watchers,
@@ -323,7 +325,7 @@ class Executor:
         limit: float,
         execution_id: str,
         started: float,
-        encoded_inputs: dict[str, Any],
+        encoded_inputs: dict[str, ValueEnvelope],
         book: ReplayBook | None,
         pending: bool,
         watchers: Watchers,
@@ -382,7 +384,7 @@ class Executor:
         limit: float,
         execution_id: str,
         started: float,
-        encoded_inputs: dict[str, Any],
+        encoded_inputs: dict[str, ValueEnvelope],
         book: ReplayBook | None,
         pending: bool,
         worker: Worker,
@@ -401,21 +403,22 @@ class Executor:
             book=book,
             pending_mode=pending and book is not None,
             watchers=watchers or Watchers(),
+            fresh=session is None or session.runs == 0,
         )
         unsubscribe = self._hub.call_log.subscribe(state.collect)
         status: ExecutionStatus
-        error: dict[str, Any] | None = None
+        error: ErrorRecord | None = None
         keep = False
         try:
             state.reply(
-                {
-                    "type": "run",
-                    "code": code,
-                    "filename": f"<code-{session.runs}>" if session else "<code>",
-                    "inputs": encoded_inputs,
-                    "execution_id": execution_id,
-                    "session": session is not None,
-                }
+                RunFrame(
+                    type="run",
+                    code=code,
+                    filename=f"<code-{session.runs}>" if session else "<code>",
+                    inputs=encoded_inputs,
+                    execution_id=execution_id,
+                    session=session is not None,
+                )
             )
             serve = asyncio.ensure_future(self._requests.serve(reader, state))
             try:
@@ -470,8 +473,11 @@ class Executor:
             artifacts=artifacts,
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
-            protections=_protection_list(state.protections or (session.protections if session else {})),
-            pending_calls=[{k: c[k] for k in ("server", "tool", "arguments")} for c in state.pending],
+            protections=_protection_list(state.protections or (session.protections if session else None)),
+            pending_calls=[
+                PendingCall(server=c["server"], tool=c["tool"], arguments=c["arguments"])
+                for c in state.pending
+            ],
         )
 
     async def _wait(self, serve: asyncio.Future[None], state: Execution, limit: float) -> bool:
@@ -508,23 +514,23 @@ class Executor:
 
     async def _classify(
         self, state: Execution, pid: int, exited: asyncio.Future[WorkerExit]
-    ) -> tuple[ExecutionStatus, dict[str, Any] | None]:
+    ) -> tuple[ExecutionStatus, ErrorRecord | None]:
         """Status and error once the channel has ended (done, closed, or broken)."""
         if state.done is not None:
             # The worker's report is final; it is killed (with anything it left) right after this.
-            done_status = state.done.get("status")
-            error = state.done.get("error")
+            done_status, error = state.done["status"], state.done["error"]
             if done_status == "ok":
                 return "ok", None
             if done_status == "internal" and not state.protections:  # the sandbox could not be entered
-                return "internal", error if isinstance(error, dict) else {"type": "InternalError"}
-            return "error", error if isinstance(error, dict) else {"type": "Error", "message": str(error)}
+                return "internal", error or ErrorRecord(
+                    type="InternalError", message="the worker failed to start"
+                )
+            return "error", error or ErrorRecord(type="Error", message="the program failed")
         if state.broken is not None:
             kill_group(pid, signal.SIGKILL)
-            return "crashed", {
-                "type": "ProtocolError",
-                "message": f"the program broke the channel: {state.broken}",
-            }
+            return "crashed", ErrorRecord(
+                type="ProtocolError", message=f"the program broke the channel: {state.broken}"
+            )
         try:
             how = await asyncio.wait_for(asyncio.shield(exited), _EXIT_WAIT)
             description = how.describe()
@@ -534,7 +540,9 @@ class Executor:
         except ZygoteError as exc:  # the process that started it died too: its exit is not known
             kill_group(pid, signal.SIGKILL)
             description = f"ended with its worker process ({exc})"
-        return "crashed", {"type": "WorkerCrashed", "message": f"the worker {description} before finishing"}
+        return "crashed", ErrorRecord(
+            type="WorkerCrashed", message=f"the worker {description} before finishing"
+        )
 
     async def _stop(
         self,
@@ -563,7 +571,7 @@ class Executor:
             serve.cancel()
         return False
 
-    def _calls_of(self, state: Execution) -> list[dict[str, Any]]:
+    def _calls_of(self, state: Execution) -> list[ToolCallRecord]:
         """The execution's calls in the order the program issued them, by the worker's numbers (``seq``).
 
         Not the order they started: the threads of a parallel batch reach the kernel in any order. The
@@ -576,19 +584,18 @@ class Executor:
         return ExecutionResult(
             status="internal",
             execution_id=execution_id,
-            error={"type": "InternalError", "message": message},
+            error=ErrorRecord(type="InternalError", message=message),
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             timeout_s=limit,
         )
 
 
-def _protection_list(report: Mapping[str, Any]) -> list[str]:
+def _protection_list(report: ProtectionsFrame | None) -> list[str]:
     """``["pid_namespace", ..., "missing:seccomp: reason"]``: what isolated this run, and what did not."""
-    if not report:
+    if report is None:
         return ["missing:sandbox: the worker reported no protections"]
-    in_force = [str(layer) for layer in report.get("in_force") or ()]
-    missing = report.get("not_in_force") or {}
-    return in_force + [f"missing:{layer}: {reason}" for layer, reason in dict(missing).items()]
+    missing = [f"missing:{layer}: {reason}" for layer, reason in report["not_in_force"].items()]
+    return [*report["in_force"], *missing]
 
 
 def _check_timeout(timeout: float) -> float:
@@ -599,20 +606,20 @@ def _check_timeout(timeout: float) -> float:
     return float(timeout)
 
 
-def _timeout_error(limit: float, waited: float = 0.0, connecting: Sequence[str] = ()) -> dict[str, Any]:
+def _timeout_error(limit: float, waited: float = 0.0, connecting: Sequence[str] = ()) -> ErrorRecord:
     waiting = f" ({waited:.1f} s of it waiting for servers to finish connecting)" if waited else ""
     if connecting:
         waiting = f" ({waited:.1f} s of it waiting for servers still connecting: {', '.join(connecting)})"
-    return {
-        "type": "TimeoutError",
-        "message": (
+    return ErrorRecord(
+        type="TimeoutError",
+        message=(
             f"the program did not finish within {limit:g} s{waiting} and was stopped; output so far is kept"
         ),
-        "line": None,
-        "column": None,
-        "source_line": None,
-        "traceback": "",
-    }
+        line=None,
+        column=None,
+        source_line=None,
+        traceback="",
+    )
 
 
 def _reserve(limit: float) -> float:

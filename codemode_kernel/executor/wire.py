@@ -7,15 +7,25 @@ worker process reads with a blocking socket and has no event loop to load.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from ..worker.protocol import HEADER_BYTES, ProtocolError, body_length, decode_body
+from ..worker.protocol import (
+    HEADER_BYTES,
+    ProtocolError,
+    WorkerFrame,
+    body_length,
+    check_worker_frame,
+    decode_body,
+)
 
 __all__ = ["read_frame_async"]
 
 
-async def read_frame_async(reader: asyncio.StreamReader) -> dict[str, Any] | None:
-    """The next message from a worker, or None on a clean close between frames."""
+async def read_frame_async(reader: asyncio.StreamReader) -> WorkerFrame | None:
+    """The next frame from a worker, checked (``check_worker_frame``), or None on a clean close.
+
+    Raises:
+        ProtocolError: bytes that are not a frame a worker sends.
+    """
     try:
         header = await reader.readexactly(HEADER_BYTES)
     except asyncio.IncompleteReadError as exc:
@@ -26,4 +36,4 @@ async def read_frame_async(reader: asyncio.StreamReader) -> dict[str, Any] | Non
         body = await reader.readexactly(body_length(header))
     except asyncio.IncompleteReadError:
         raise ProtocolError("channel closed in the middle of a frame") from None
-    return decode_body(body)
+    return check_worker_frame(decode_body(body))

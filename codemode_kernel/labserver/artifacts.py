@@ -60,7 +60,7 @@ class WorkspaceArtifacts:
         store = self._store(workspace)
         if store is None:
             return []
-        return [{key: a.to_dict()[key] for key in _LISTED} for a in store.list()]
+        return [{key: value for key, value in a.to_dict().items() if key in _LISTED} for a in store.list()]
 
     def body(self, workspace: Path, artifact_id: str, *, download: bool) -> ArtifactBody | None:
         """The artifact with this id (ids only, never names) and its headers; None when there is none.

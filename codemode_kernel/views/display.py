@@ -9,7 +9,7 @@ the HTML, because JupyterLab trusts live outputs.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape as esc
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -83,7 +83,7 @@ class AgentRun(Protocol):
 
 
 def split_volatile(
-    items: list[dict[str, Any]], *, artifacts: bool = False
+    items: Sequence[Mapping[str, Any]], *, artifacts: bool = False
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Calls (or artifacts) as (stable parts, for the data; volatile parts, for the metadata), by index."""
     volatile = _ARTIFACT_VOLATILE if artifacts else _CALL_VOLATILE
@@ -137,13 +137,13 @@ def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _artifact_text(artifact: dict[str, Any]) -> str:
+def _artifact_text(artifact: Mapping[str, Any]) -> str:
     description = f", {artifact['description']}" if artifact.get("description") else ""
     name = artifact.get("name") or "(unnamed)"
     return f"{name} ({artifact.get('type')}, {artifact.get('size')} bytes{description})"
 
 
-def _value_text(envelope: dict[str, Any], limit: int = 2000) -> str:
+def _value_text(envelope: Mapping[str, Any], limit: int = 2000) -> str:
     kind = envelope.get("kind")
     if kind == "json":
         text = json.dumps(envelope.get("data"), ensure_ascii=False, sort_keys=False)
@@ -158,14 +158,14 @@ def _value_text(envelope: dict[str, Any], limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _error_text(error: dict[str, Any]) -> str:
+def _error_text(error: Mapping[str, Any]) -> str:
     where = f"line {error['line']}: " if error.get("line") else ""
     head = f"{where}{error.get('type', 'Error')}: {error.get('message', '')}"
     source = error.get("source_line")
     return f"{head}\n    {source.strip()}" if source else head
 
 
-def _html(result: ExecutionResult, calls: list[dict[str, Any]], *, replayed: bool = False) -> str:
+def _html(result: ExecutionResult, calls: Sequence[Mapping[str, Any]], *, replayed: bool = False) -> str:
     calls_count = len(calls)
     parts = [
         f'<div class="codemode-result"><b>codemode</b> {status_badge(result.status)}'
@@ -191,7 +191,9 @@ def _html(result: ExecutionResult, calls: list[dict[str, Any]], *, replayed: boo
 
 
 def history_bundle(
-    runs: Sequence[CellRun], direct_calls: list[dict[str, Any]], agent_runs: Sequence[AgentRun] | None = None
+    runs: Sequence[CellRun],
+    direct_calls: Sequence[Mapping[str, Any]],
+    agent_runs: Sequence[AgentRun] | None = None,
 ) -> dict[str, Any]:
     """The kernel's executions, direct tool calls and agent requests: a text list, a foldable HTML one."""
     agent_runs = agent_runs or []

@@ -174,6 +174,24 @@ def test_os_exit_and_a_broken_channel_are_crashes(executor: Executor) -> None:
     assert executor.run("2 * 21").value == {"kind": "json", "data": 42}
 
 
+def test_a_program_cannot_rewrite_its_protections(executor: Executor) -> None:
+    """The sandbox report comes only first, from the worker: one sent by the program breaks the channel."""
+    forged = executor.run(
+        "import gc, json, socket, struct\n"
+        "s = [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() >= 0][0]\n"
+        "body = json.dumps({'type': 'protections', 'in_force': ['everything'], 'not_in_force': {},\n"
+        "                   'warnings': [], 'turned_off': []}).encode()\n"
+        "s.sendall(struct.pack('>I', len(body)) + body)\n"
+        "import time; time.sleep(5)"
+    )
+    assert forged.status == "crashed"
+    assert (
+        forged.error is not None and "protections report after the program started" in forged.error["message"]
+    )
+    assert "everything" not in forged.protections
+    assert executor.run("2 * 21").value == {"kind": "json", "data": 42}
+
+
 def test_inputs_become_globals(executor: Executor) -> None:
     result = executor.run("sum(numbers) + len(name)", inputs={"numbers": [1, 2, 3], "name": "four"})
     assert result.value == {"kind": "json", "data": 10}
