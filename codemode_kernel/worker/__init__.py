@@ -1,6 +1,6 @@
 """The worker side of the process boundary: what runs in the sandboxed worker process.
 
-``zygote`` is the pre-started process (``python -m codemode_kernel.worker.zygote``): it imports this
+``zygote`` is the pre-started process (its ``main()``, started by the executor): it imports this
 package once, builds the ``tools`` module (``tools_module``) and forks a worker per run, which enters the
 sandbox (``sandbox``) and runs one program (``main``, ``source``, ``values``), talking to the kernel over
 its channel (``channel``, ``protocol``).

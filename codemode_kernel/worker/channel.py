@@ -110,9 +110,19 @@ class Channel:
         """Read one frame directly (only before the reader thread starts)."""
         return self._reader.read()
 
-    def start_reader(self) -> None:
-        """Dispatch incoming tool results on a daemon thread from now on."""
-        threading.Thread(target=self._read_loop, name="codemode-channel", daemon=True).start()
+    def start_reader(self, after: threading.Event | None = None) -> None:
+        """Dispatch incoming frames on a daemon thread: from now on, or once ``after`` is set.
+
+        Starting a thread takes a while; with ``after`` it is started ahead and reads only once the caller
+        has read what it wants to read itself (``read``).
+        """
+
+        def read_loop() -> None:
+            if after is not None:
+                after.wait()
+            self._read_loop()
+
+        threading.Thread(target=read_loop, name="codemode-channel", daemon=True).start()
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Ask the kernel to run a tool; block until its wire result arrives."""

@@ -113,15 +113,19 @@ def serve(channel: Channel, tools_module: types.ModuleType) -> None:
     requests: queue.SimpleQueue[RunFrame | None] = queue.SimpleQueue()
     channel.on_message = lambda frame: requests.put(cast(RunFrame, frame))  # the kernel sends run frames
     channel.on_close = lambda: requests.put(None)
-    channel.start_reader()
+    first_read = threading.Event()
+    channel.start_reader(after=first_read)
     stdout, stderr = StreamToChannel(channel, "stdout"), StreamToChannel(channel, "stderr")
     namespace: dict[str, Any] = program_globals(tools_module, {})
     _warm_up()
     sys.stdout, sys.stderr = stdout, stderr  # type: ignore[assignment]
-    request = requests.get()
-    if request is None or request.get("type") != "run":
+    # The first request is read here, not handed over by the reader thread: one wake-up less per run.
+    first = channel.read()
+    first_read.set()
+    if first is None or first.get("type") != "run":
         return
-    session = bool(request.get("session"))
+    session = bool(first.get("session"))
+    request: RunFrame | None = cast(RunFrame, first)
     while request is not None:
         channel.order.restart()
         channel.send(_run(request, namespace, stdout, stderr))

@@ -1,6 +1,6 @@
 """The pre-started worker process: imports once, builds the tools module once, forks a worker per run.
 
-Started by the Executor as ``python -m codemode_kernel.worker.zygote --control-fd N`` with a scrubbed
+Started by the Executor (``python -c "...zygote import main; main()" --control-fd N``) with a scrubbed
 environment; reads its setup (tool descriptors, modules to preload) as one JSON object on stdin. It stays
 single-threaded so that forking it is safe (about 3 ms). Control messages travel over a SOCK_SEQPACKET
 socket, one JSON object per packet: ``spawn`` (with the worker's channel socket attached) and ``exit`` from
@@ -18,7 +18,6 @@ it kills the workers still running and reaps them before it exits; the executor 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import importlib
@@ -206,12 +205,16 @@ def serve(control: socket.socket, setup: ZygoteSetup) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the zygote process."""
-    parser = argparse.ArgumentParser(description="codemode's pre-started worker process (internal).")
-    parser.add_argument("--control-fd", type=int, required=True, help="the SOCK_SEQPACKET control socket")
-    args = parser.parse_args(argv)
+    """Entry point of the zygote process: ``--control-fd N``, the SOCK_SEQPACKET control socket.
+
+    Internal (only the executor starts it), so its one argument is read without argparse, which would load
+    a dozen modules (shutil, locale, gettext, compression) into every worker forked from here.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] != "--control-fd" or not args[1].isdigit():
+        sys.exit("usage: codemode_kernel.worker.zygote --control-fd N (started by the executor)")
     setup: ZygoteSetup = json.loads(sys.stdin.read() or "{}")
-    control = socket.socket(fileno=args.control_fd)
+    control = socket.socket(fileno=int(args[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are for workers; the executor stops us
     serve(control, setup)
 

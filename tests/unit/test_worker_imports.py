@@ -1,6 +1,6 @@
 """The worker side loads only what it uses: no MCP SDK, pydantic, anyio or jsonschema in a worker process.
 
-Checked in a fresh interpreter, as the zygote starts: ``python -m codemode_kernel.worker.zygote`` imports
+Checked in a fresh interpreter, as the zygote starts: importing ``codemode_kernel.worker.zygote`` imports
 the root package too, so a root that imported everything would put the whole kernel stack in every worker.
 """
 
