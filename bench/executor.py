@@ -64,7 +64,7 @@ FULL = {
     "runs": 500,
 }
 QUICK = {
-    "start_samples": 20,
+    "start_samples": 40,
     "call_rounds": 5,
     "calls_per_round": 20,
     "parallel_samples": 5,

@@ -18,8 +18,9 @@ import shutil
 import signal
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -34,7 +35,7 @@ from ..worker.records import ErrorRecord, ValueEnvelope
 from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
-from .pool import Worker, WorkerPool, cpu_limit, kill_group, off_loop
+from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .references import SessionNames, await_servers_named, note_connecting, waiting_for
 from .replay import ReplayBook
 from .requests import WorkerRequests
@@ -190,7 +191,7 @@ class Executor:
         return Protections.from_dict(self._loop_thread.run(self._pool.protections()))
 
     async def _shut_down(self) -> None:
-        await self._later.flush()
+        self._later.flush()
         for name in list(self._sessions):
             await self._end_session(name)
         await self._pool.shut_down()
@@ -308,7 +309,7 @@ class Executor:
         finally:
             # Later and off the loop: the caller need not wait for a temp dir to be removed (a thread doing
             # it now would hold the interpreter lock just as the caller's thread wakes up with its result).
-            self._later.add(lambda: off_loop(lambda: shutil.rmtree(worker.tmp_dir, True)))
+            self._later.add(lambda: _remove_soon(worker.tmp_dir))
             self._pool.prepare_next()
 
     def _defined(self, session: str | None, inputs: Mapping[str, Any]) -> Container[str]:
@@ -407,6 +408,7 @@ class Executor:
         )
         unsubscribe = self._hub.call_log.subscribe(state.collect)
         status: ExecutionStatus
+        serve: asyncio.Future[None] | None = None
         error: ErrorRecord | None = None
         keep = False
         try:
@@ -437,7 +439,7 @@ class Executor:
         except asyncio.CancelledError:
             # Interrupted (a kernel interrupt, or the caller gave up): the worker goes the same way.
             with contextlib.suppress(BaseException):
-                await asyncio.shield(self._stop(pid, None, exited, wait_for_answer=False))
+                await asyncio.shield(self._stop(pid, serve, exited, wait_for_answer=False))
             keep = False
             unsubscribe()
             raise
@@ -445,12 +447,13 @@ class Executor:
             for task in state.calls:
                 task.cancel()  # in-flight tool calls are cancelled at their servers
             if session is None or not keep:
-                writer.close()
                 if state.done is not None:
-                    # The program reported back and its worker is exiting by itself (with it, as PID 1,
-                    # its namespace): what it left is killed a moment later, once the caller has its result.
-                    self._later.add(lambda: _kill_now(pid))
+                    # The program reported back; its worker waits for its channel to close. Closing it and
+                    # killing what is left a moment later lets the caller have its result (and the next
+                    # run its start) before a process exits and its namespaces are torn down.
+                    self._later.add(lambda: _close_and_kill(writer, pid))
                 else:
+                    writer.close()
                     kill_group(pid, signal.SIGKILL)
         if state.calls:  # let the cancelled calls record how they ended
             await asyncio.wait(set(state.calls), timeout=1.0)
@@ -564,8 +567,9 @@ class Executor:
             if serve.done() and not serve.cancelled():
                 return True
         else:
-            with contextlib.suppress(TimeoutError, Exception):
-                await asyncio.wait_for(asyncio.shield(exited), self.grace)
+            # Until it exits, or reports back: a worker that has reported waits for its channel to close.
+            ended: set[asyncio.Future[Any]] = {exited, *([serve] if serve is not None else [])}
+            await asyncio.wait(ended, timeout=self.grace, return_when=asyncio.FIRST_COMPLETED)
         kill_group(pid, signal.SIGKILL)
         if serve is not None:
             serve.cancel()
@@ -627,46 +631,60 @@ def _reserve(limit: float) -> float:
     return min(1.0, limit / 4)
 
 
-async def _kill_now(pid: int) -> None:
+def _close_and_kill(writer: asyncio.StreamWriter, pid: int) -> None:
+    writer.close()
     kill_group(pid, signal.SIGKILL)
+
+
+def _remove_soon(path: Path) -> None:
+    """Remove a run's temp dir off the loop when one runs (a program may have left many files in it)."""
+    try:
+        asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, path, True)
+    except RuntimeError:  # no loop (closing): here and now
+        shutil.rmtree(path, True)
 
 
 class _Later:
     """Clean-ups a finished run leaves for a moment later, run at once by ``flush`` (when closing).
 
     Killing a process group or removing a temp dir just as a run returns costs the caller: the work holds
-    the interpreter lock, or the CPU, while the caller's thread wakes up with its result.
+    the interpreter lock, or the CPU, while the caller's thread wakes up with its result. Without a running
+    loop (a run's coroutine closed as its loop shuts down) a clean-up runs at once.
     """
 
     def __init__(self, delay: float) -> None:
         self._delay = delay
-        self._pending: dict[int, Callable[[], Awaitable[None]]] = {}
-        self._handles: dict[int, asyncio.TimerHandle] = {}
+        self._pending: dict[int, tuple[asyncio.TimerHandle, Callable[[], None]]] = {}
         self._ids = itertools.count()
 
-    def add(self, action: Callable[[], Awaitable[None]]) -> None:
-        """Run ``action`` (a coroutine function) after the delay, on this loop."""
+    def add(self, action: Callable[[], None]) -> None:
+        """Run ``action`` after the delay, on this loop (now, if there is no running loop)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._run(action)
+            return
         key = next(self._ids)
-        self._pending[key] = action
-        loop = asyncio.get_running_loop()
-        self._handles[key] = loop.call_later(self._delay, lambda: asyncio.ensure_future(self._run(key)))
+        self._pending[key] = (loop.call_later(self._delay, self._due, key), action)
 
-    async def flush(self) -> None:
+    def flush(self) -> None:
         """Run every pending clean-up now."""
-        for handle in self._handles.values():
+        pending, self._pending = self._pending, {}
+        for handle, action in pending.values():
             handle.cancel()
-        self._handles.clear()
-        for key in list(self._pending):
-            await self._run(key)
+            self._run(action)
 
-    async def _run(self, key: int) -> None:
-        self._handles.pop(key, None)
-        action = self._pending.pop(key, None)
-        if action is not None:
-            try:
-                await action()
-            except Exception:  # a clean-up that fails must not take the loop with it
-                log.exception("a clean-up after a run failed")
+    def _due(self, key: int) -> None:
+        entry = self._pending.pop(key, None)
+        if entry is not None:
+            self._run(entry[1])
+
+    @staticmethod
+    def _run(action: Callable[[], None]) -> None:
+        try:
+            action()
+        except Exception:  # a clean-up that fails must not take the loop with it
+            log.exception("a clean-up after a run failed")
 
 
 class _Either:
