@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..errors import CodeModeError
+from ..worker.lenient import JSON_LITERALS
 from ..worker.records import ErrorRecord
 from ..worker.source import prepare
 from ..worker.tools_module import HELPER_NAMES
@@ -38,7 +39,7 @@ __all__ = [
     "wants_unknown_tools",
 ]
 
-PROGRAM_NAMES = frozenset({"tools", *HELPER_NAMES, *errors.__all__})
+PROGRAM_NAMES = frozenset({"tools", *HELPER_NAMES, *errors.__all__, *JSON_LITERALS})
 """Names every program starts with besides the tool functions (``tools``, the helpers, the errors)."""
 
 _LISTERS = frozenset({"search_tools", "tool_schema"})

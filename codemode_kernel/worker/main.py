@@ -157,7 +157,10 @@ def _run(
     prepared: PreparedCode | None = None
     try:
         namespace.update(decode_inputs(request.get("inputs") or {}))
-        prepared = prepare(str(request.get("code", "")), filename=str(request.get("filename") or "<code>"))
+        code, filename = str(request.get("code", "")), str(request.get("filename") or "<code>")
+        prepared = prepare(code, filename=filename, defined=namespace)
+        for note in prepared.notes:  # what was read beyond Python, so the author learns its spelling
+            stderr.write(f"codemode: {note}\n")
         if request.get("session"):
             remember_run(prepared)
         value = run_prepared(prepared, namespace)

@@ -16,13 +16,14 @@ import ast
 import inspect
 import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from types import CodeType, TracebackType
 from typing import Any, NamedTuple, cast
 
 from ..errors import CodeSyntaxError
+from .lenient import RETURN_NAME, ProgramReturn, read_json_literals, rewrite_returns
 from .records import ErrorRecord
 
 __all__ = [
@@ -63,7 +64,8 @@ class PreparedCode:
     ``text`` is the code as written; ``source`` the part that runs (inside the fence, without the
     magic line, de-indented by ``column_offset`` spaces), which starts after ``line_offset`` lines of
     ``text``. ``is_async`` says whether running ``code`` gives a coroutine (top-level ``await``),
-    ``last_expression`` whether the program ends with an expression whose value it returns.
+    ``last_expression`` whether the program ends with an expression whose value it returns, ``returns``
+    whether it has a top-level ``return``, and ``notes`` what was read beyond Python (``lenient``).
     """
 
     text: str
@@ -74,6 +76,8 @@ class PreparedCode:
     line_offset: int
     column_offset: int = 0
     last_expression: bool = False
+    returns: bool = False
+    notes: tuple[str, ...] = ()
 
     @cached_property
     def lines(self) -> tuple[str, ...]:
@@ -95,12 +99,14 @@ class _Region(NamedTuple):
     indent: int = 0
 
 
-def prepare(code: str, *, filename: str = "<code>") -> PreparedCode:
+def prepare(code: str, *, filename: str = "<code>", defined: Container[str] = ()) -> PreparedCode:
     """Compile a program as an LLM or a person wrote it, keeping the written line numbers.
 
     Tolerates a leading ``%%codemode`` line and a Markdown fence (text around the fence is ignored;
-    the first Python block wins), allows top-level ``await``/``async for``/``async with``, and makes a
-    final bare expression the program's value.
+    the first Python block wins), allows top-level ``await``/``async for``/``async with``, makes a
+    final bare expression the program's value, ends it at a top-level ``return``, and reads the JSON
+    literals ``true``/``false``/``null`` where nothing defines them (``lenient``; ``defined`` holds the
+    names the run's namespace has).
 
     Raises:
         CodeSyntaxError: the program does not compile; its ``error`` record points at the written line.
@@ -120,6 +126,8 @@ def prepare(code: str, *, filename: str = "<code>") -> PreparedCode:
             tree = _parse(lines, region, filename)
         except SyntaxError as inner:
             raise _syntax_error(inner, code, region, filename) from None
+    returns = rewrite_returns(tree)
+    notes = read_json_literals(tree, defined)
     last_expression = _capture_last_expression(tree)
     try:
         compiled = compile(tree, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
@@ -134,6 +142,8 @@ def prepare(code: str, *, filename: str = "<code>") -> PreparedCode:
         line_offset=region.start,
         column_offset=region.indent,
         last_expression=last_expression,
+        returns=returns,
+        notes=tuple(notes),
     )
 
 
@@ -222,10 +232,15 @@ def run_prepared(prepared: PreparedCode, globals: dict[str, Any]) -> Any:
         else:
             raise RuntimeError("this program uses top-level await: inside an event loop, use arun_prepared")
     _clear_outputs(globals)
-    if prepared.is_async:
-        asyncio.run(eval(prepared.code, globals))
-    else:
-        exec(prepared.code, globals)
+    if prepared.returns:
+        globals[RETURN_NAME] = ProgramReturn
+    try:
+        if prepared.is_async:
+            asyncio.run(eval(prepared.code, globals))
+        else:
+            exec(prepared.code, globals)
+    except ProgramReturn as returned:
+        return returned.value
     return _program_value(prepared, globals)
 
 
@@ -235,10 +250,15 @@ async def arun_prepared(prepared: PreparedCode, globals: dict[str, Any]) -> Any:
     The same as ``run_prepared``, for callers that already run an event loop.
     """
     _clear_outputs(globals)
-    if prepared.is_async:
-        await eval(prepared.code, globals)
-    else:
-        exec(prepared.code, globals)
+    if prepared.returns:
+        globals[RETURN_NAME] = ProgramReturn
+    try:
+        if prepared.is_async:
+            await eval(prepared.code, globals)
+        else:
+            exec(prepared.code, globals)
+    except ProgramReturn as returned:
+        return returned.value
     return _program_value(prepared, globals)
 
 

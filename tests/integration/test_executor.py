@@ -192,6 +192,22 @@ def test_a_program_cannot_rewrite_its_protections(executor: Executor) -> None:
     assert executor.run("2 * 21").value == {"kind": "json", "data": 42}
 
 
+def test_a_top_level_return_and_json_literals_in_a_real_worker(executor: Executor) -> None:
+    result = executor.run(
+        'forecast = get_weather(city="Oslo", unit="celsius")\nif forecast:\n'
+        '    return {"ok": true, "temperature": forecast.temperature}\nprint("never")'
+    )
+    assert result.status == "ok", result.error
+    assert result.value is not None and result.value["kind"] == "json"
+    assert result.value["data"]["ok"] is True and len(result.tool_calls) == 1
+    assert result.stdout == ""
+    assert "line 3: read JSON's true as True, its Python spelling" in result.stderr
+    # A session's own `true` is the program's name, not a literal.
+    executor.run("true = 'mine'", session="literals")
+    assert executor.run("true", session="literals").value == {"kind": "text", "text": "mine"}
+    executor.close_session("literals")
+
+
 def test_inputs_become_globals(executor: Executor) -> None:
     result = executor.run("sum(numbers) + len(name)", inputs={"numbers": [1, 2, 3], "name": "four"})
     assert result.value == {"kind": "json", "data": 10}
