@@ -21,7 +21,7 @@ from .errors import CodeModeError, ConfigError
 from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
 from .toolbox import RESERVED_NAMES, Toolbox
 from .toolspec import ToolSpec
-from .typegen import build_tool_models, render_stubs
+from .typegen import build_tool_models, renamed_warning, render_stubs
 
 __all__ = ["main"]
 
@@ -189,6 +189,9 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     if args.tools_json:
         specs = _read_tools_json(args.tools_json, args.server)
         models = build_tool_models(specs, reserved=RESERVED_NAMES)
+        for model in models:
+            if model.renamed_from is not None:
+                print(f"codemode: warning: {renamed_warning(model, model.renamed_from)}", file=sys.stderr)
         print(render_stubs(models, imports=not args.no_header))
         return EXIT_OK
     config = load_config(args.config)

@@ -14,7 +14,7 @@ from .config import Config, load_config
 from .errors import CodeModeError, ConfigError, UntrustedConfigError
 from .hub import ServerStatus
 from .toolbox import Toolbox
-from .typegen import ToolModel
+from .typegen import ToolModel, renamed_warning
 from .worker.sandbox import Protections
 
 __all__ = ["doctor", "fix_for"]
@@ -45,6 +45,7 @@ def doctor(config_path: str | None) -> int:
             statuses = toolbox.status()
             tool_count = len(toolbox.models)
             unvalidated = _unvalidated_tools(toolbox.models)
+            renamed = [m for m in toolbox.models if m.renamed_from is not None]
             sandbox = _worker_protections(toolbox)
     except CodeModeError as exc:
         print(f"problem: {exc}")
@@ -54,6 +55,8 @@ def doctor(config_path: str | None) -> int:
         print(_describe_server(status, said=unvalidated.get(status.name)))
         problems += status.state == "failed"
     print(f"tools: {tool_count} Python functions")
+    for model in renamed:
+        print(f"  warning: {renamed_warning(model, model.renamed_from or '')}")
     # The list a real worker reported after entering its sandbox, as every run's result has it; the
     # layers the user's settings turned off (network: true) are shown but are not problems.
     print(sandbox.describe("code-mode sandbox"))

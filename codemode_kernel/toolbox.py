@@ -17,6 +17,7 @@ waits for all of them.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -29,29 +30,20 @@ from .calllog import CallLog
 from .config import Config, load_config, resolve_code_mode
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
 from .typegen import ToolModel, build_tool_models, make_async_tool_function, make_tool_function, render_stubs
+from .worker.tools_module import HELPER_NAMES
 
 __all__ = ["RESERVED_NAMES", "ToolNamespace", "Toolbox"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+log = logging.getLogger(__name__)
 
 _MODULE = "codemode_kernel.tools"
 """The ``__module__`` the kernel's tool functions report."""
 
-RESERVED_NAMES = frozenset(
-    {
-        "tools",
-        "execute_python",
-        "parallel",
-        "search_tools",
-        "tool_schema",
-        "store_artifact",
-        "get_artifact",
-        "list_artifacts",
-        "llm",
-        "llm_json",
-    }
-)
-"""Names the code-mode runtime defines itself; a tool converting to one of them is a collision."""
+RESERVED_NAMES = frozenset({"tools", "artifacts", "execute_python", *HELPER_NAMES})
+"""Names code mode defines itself, in a program (the worker's helpers), a notebook (``tools``,
+``artifacts``) or for a model (``execute_python``): a tool converting to one of them gets a trailing
+underscore, as a keyword does, and a warning (``parallel`` is ``parallel_()``)."""
 
 
 class ToolNamespace:
@@ -276,6 +268,9 @@ class Toolbox:
         specs = [s for s in self.hub.tool_specs() if not code_mode.is_excluded(s.server, s.name)]
         prefixes = {name: cfg.prefix for name, cfg in self.config.servers.items() if cfg.prefix}
         self.models = build_tool_models(specs, prefixes=prefixes, reserved=self._reserved)
+        for model in self.models:
+            if model.renamed_from is not None:
+                log.warning("%s", model.warnings[-1])
         sync_functions = {m.function_name: self._sync_function(m) for m in self.models}
         async_functions = {m.function_name: self._async_function(m) for m in self.models}
         aliases = _aliases(self.models)

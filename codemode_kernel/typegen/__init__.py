@@ -13,7 +13,7 @@ no schema makes any of this raise (docs/typegen.md has the mapping rules).
 """
 
 from .function import make_async_tool_function, make_tool_function
-from .model import Param, ToolModel, build_tool_model, build_tool_models
+from .model import Param, ToolModel, build_tool_model, build_tool_models, renamed_warning
 from .naming import assign_function_names, assign_parameter_names, function_name, parameter_name, type_name
 from .pytypes import (
     AnyType,
@@ -56,6 +56,7 @@ __all__ = [
     "make_signature",
     "make_tool_function",
     "parameter_name",
+    "renamed_warning",
     "render_signature",
     "render_stubs",
     "runtime_annotation",

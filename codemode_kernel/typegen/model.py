@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..toolspec import ToolSpec
-from .naming import assign_function_names, assign_parameter_names, type_name
+from .naming import assign_function_names, assign_parameter_names, function_name, type_name
 from .pytypes import AnyType, ClassType, Field, JsonScalar, PyType, accepts_none
 from .schema import becomes_class, merge_all_of, resolve_pointer
 from .translate import ClassNames, SchemaTranslator
@@ -64,6 +64,8 @@ class ToolModel:
     kwargs_type: PyType = _ANY
     warnings: tuple[str, ...] = ()
     validator: ArgumentValidator | None = field(default=None, repr=False, compare=False)
+    renamed_from: str | None = None
+    """The name the tool would have had, when that is one code mode defines itself (``parallel``)."""
 
     @property
     def nullable(self) -> tuple[str, ...]:
@@ -319,6 +321,14 @@ def _param(field: Field, name: str, accepts_null: bool | None) -> Param:
     )
 
 
+def renamed_warning(model: ToolModel, plain: str) -> str:
+    """What to tell a user whose tool was renamed because code mode defines its name itself."""
+    return (
+        f"{model.spec.qualified_name} is {model.function_name}() in code mode: {plain} is a name code mode "
+        "defines itself (give its server a prefix to choose another name)"
+    )
+
+
 def build_tool_models(
     specs: Iterable[ToolSpec],
     *,
@@ -331,8 +341,11 @@ def build_tool_models(
     of the function names), so they are the names the stubs use. Nested class names may repeat across
     tools: the stubs define a class shared verbatim once and rename the rest.
 
+    A tool whose name is one code mode defines itself (``reserved``) gets a trailing underscore, and a
+    warning in its model saying so.
+
     Raises:
-        ToolNameCollisionError: two tools would share a function name, or one takes a reserved name.
+        ToolNameCollisionError: two tools would share a function name.
     """
     spec_list = list(specs)
     names = assign_function_names(spec_list, prefixes=prefixes, reserved=reserved)
@@ -340,6 +353,11 @@ def build_tool_models(
     models: list[ToolModel] = []
     for spec in spec_list:
         model = build_tool_model(spec, names[(spec.server, spec.name)], taken_type_names=taken)
+        plain = function_name(spec.name, (prefixes or {}).get(spec.server, ""))
+        if plain != model.function_name:
+            model = replace(
+                model, warnings=(*model.warnings, renamed_warning(model, plain)), renamed_from=plain
+            )
         taken.add(model.input_type_name)
         taken.add(f"{type_name(model.function_name)}Output")
         models.append(model)

@@ -167,11 +167,14 @@ def assign_function_names(
     """Give every tool a function name, keyed by ``(server, tool name)``; refuse any collision.
 
     ``prefixes`` maps a server to its configured prefix; ``reserved`` holds names code mode defines itself
-    (``execute_python``, ``parallel``...). All collisions are reported at once, each with the original
-    ``server/tool`` names, so one start-up shows the user everything to fix.
+    (``tools``, ``atools``, ``parallel``, ``llm``...). Like a keyword, a reserved name gets a trailing
+    underscore (a tool ``parallel`` is ``parallel_()``), so it never shadows what code mode defines, nor is
+    shadowed by it (``build_tool_models`` says so in the model's warnings). All collisions between tools
+    are reported at once, each with the original ``server/tool`` names, so one start-up shows the user
+    everything to fix.
 
     Raises:
-        ToolNameCollisionError: two tools map to one name, or a tool maps to a reserved name.
+        ToolNameCollisionError: two tools map to one name.
     """
     prefixes = prefixes or {}
     reserved_set = set(reserved)
@@ -179,14 +182,14 @@ def assign_function_names(
     owners: dict[str, list[str]] = {}
     for spec in specs:
         name = function_name(spec.name, prefixes.get(spec.server, ""))
+        if name in reserved_set:
+            name += "_"
         names[(spec.server, spec.name)] = name
         owners.setdefault(name, []).append(spec.qualified_name)
     problems: list[str] = []
     involved: list[str] = []
     for name, tools in owners.items():
-        if name in reserved_set:
-            problems.append(f"{name}() is reserved by code mode but is also the name of {', '.join(tools)}")
-        elif len(tools) > 1:
+        if len(tools) > 1:
             problems.append(f"{name}() would be the name of {' and '.join(tools)}")
         else:
             continue
