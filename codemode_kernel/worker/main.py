@@ -131,8 +131,10 @@ def serve(channel: Channel, tools_module: types.ModuleType) -> None:
         channel.send(_run(request, namespace, stdout, stderr))
         if not session:
             # Exit when the kernel closes the channel, not now: it does so once the run's caller has its
-            # result, so tearing this process down does not compete with the caller (or the next run).
-            requests.get()
+            # result, so tearing this process down does not compete with the caller (or the next run). A
+            # SIGINT meant for the finished program (a deadline that fell just then) ends the wait quietly.
+            with contextlib.suppress(KeyboardInterrupt):
+                requests.get()
             return
         _end_background_processes()
         request = requests.get()
