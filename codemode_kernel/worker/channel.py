@@ -175,24 +175,6 @@ class Channel:
         listed: list[ArtifactMetadata] = answer.result()
         return listed
 
-    def artifact(self, op: str, **fields: Any) -> Any:
-        """Ask the kernel's artifact store (``op``: store, get, list); block until it answers.
-
-        The fields are the program's arguments as it passed them: the kernel checks them.
-
-        Raises:
-            ArtifactError: ``op`` is none of those (nothing is sent).
-        """
-        if op == "store":
-            value = cast(ValueEnvelope, fields.get("value"))
-            name, description, mime_type = (fields.get(f) for f in ("name", "description", "mime_type"))
-            return self.store_artifact(value, name, description, mime_type)
-        if op == "get":
-            return self.get_artifact(cast(str, fields.get("key")))
-        if op == "list":
-            return self.list_artifacts()
-        raise errors.ArtifactError(f"unknown artifact request {op!r}; expected store, get or list")
-
     def request(self, frame: Callable[[int], ToolCallFrame | ArtifactFrame]) -> Future[Any]:
         """Send the request ``frame(id)`` makes with a fresh id; the future resolves to its answer's result.
 

@@ -236,9 +236,8 @@ def _artifact_functions(
         that name); ``type`` labels str or bytes with a MIME type (``type="text/html"``).
         """
         envelope = encode_artifact(data)
-        request = {"value": envelope, "name": name, "description": description, "mime_type": type}
-        try:
-            stored = runtime.require_channel().artifact("store", **request)
+        try:  # name, description and type go as the program passed them: the kernel's store checks them
+            stored = runtime.require_channel().store_artifact(envelope, name, description, type)
         except ProtocolError as exc:  # the frame is over the size limit
             raise ArtifactError(f"cannot send this artifact to the store: {exc}") from None
         return str(stored["id"])
@@ -248,15 +247,14 @@ def _artifact_functions(
 
         Raises ``ArtifactNotFoundError`` (listing the artifacts that exist) when there is none.
         """
-        return decode_value(runtime.require_channel().artifact("get", key=id_or_name))
+        return decode_value(runtime.require_channel().get_artifact(id_or_name))
 
     def list_artifacts() -> list[dict[str, Any]]:
         """Every artifact's metadata as dicts, newest first.
 
         Keys: id, name, type, description, size, created, sha256, execution_id.
         """
-        listed: list[dict[str, Any]] = runtime.require_channel().artifact("list")
-        return listed
+        return [dict(artifact) for artifact in runtime.require_channel().list_artifacts()]
 
     for function in (store_artifact, get_artifact, list_artifacts):
         function.__module__ = "tools"
