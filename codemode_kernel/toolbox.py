@@ -27,8 +27,9 @@ from typing import Any, TypeVar
 
 from .artifacts import ArtifactStore
 from .calllog import CallLog
-from .config import Config, load_config, resolve_code_mode
+from .config import CodeModeSettings, Config, load_config, resolve_code_mode
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
+from .toolspec import ToolSpec
 from .typegen import ToolModel, build_tool_models, make_async_tool_function, make_tool_function, render_stubs
 from .worker.tools_module import HELPER_NAMES
 
@@ -138,6 +139,9 @@ class Toolbox:
         self.atools = ToolNamespace({})
         self.by_server: dict[str, ToolNamespace] = {}
         self._built_version = -1
+        self._own_models: dict[frozenset[str], tuple[int, list[ToolModel]]] = {}
+        """Tool models for a model's own ``excludedTools`` (``models_for``), by exclusion list, with the
+        tools version they were built for."""
         self._rebuilding = threading.Lock()  # the hub's thread (a server got ready) and the caller's
         self.hub.on_tools_changed(self._rebuild)
 
@@ -234,8 +238,33 @@ class Toolbox:
         """Python stub source of every tool (valid Python; what an LLM reads)."""
         return render_stubs(self.models, imports=imports)
 
-    def tool_descriptors(self) -> list[dict[str, Any]]:
-        """Each tool as JSON (its spec plus its Python name): how a worker process learns the tools."""
+    def models_for(self, settings: CodeModeSettings) -> list[ToolModel]:
+        """The tools that are functions in programs run under ``settings`` (a model's own ``codeMode``).
+
+        ``models`` (the namespace's functions) follows ``defaults.codeMode``; a model with its own
+        ``excludedTools`` gets its own list (the Go design's override: a tool the defaults exclude but the
+        model does not is a function in that model's programs). Built once per tool set and list.
+
+        Raises:
+            ToolNameCollisionError: two tools this model keeps map to one Python name.
+        """
+        self._rebuild()
+        excluded = frozenset(settings.excluded_tools)
+        if excluded == frozenset(resolve_code_mode(self.config, None).excluded_tools):
+            return self.models
+        version = self.hub.tools_version
+        cached = self._own_models.get(excluded)
+        if cached is None or cached[0] != version:
+            specs = [s for s in self.hub.tool_specs() if not settings.is_excluded(s.server, s.name)]
+            cached = (version, self._build_models(specs))
+            self._own_models[excluded] = cached
+        return cached[1]
+
+    def tool_descriptors(self, models: list[ToolModel] | None = None) -> list[dict[str, Any]]:
+        """Each tool as JSON (its spec plus its Python name): how a worker process learns the tools.
+
+        ``models``: the tools to describe (``models_for(settings)``); by default ``models``.
+        """
         return [
             {
                 "server": m.spec.server,
@@ -247,7 +276,7 @@ class Toolbox:
                 "output_schema": m.spec.output_schema,
                 "nullable": list(m.nullable),
             }
-            for m in self.models
+            for m in (self.models if models is None else models)
         ]
 
     def call(self, name: str, /, **arguments: Any) -> Any:
@@ -266,8 +295,7 @@ class Toolbox:
     def _build(self) -> None:
         code_mode = resolve_code_mode(self.config, None)
         specs = [s for s in self.hub.tool_specs() if not code_mode.is_excluded(s.server, s.name)]
-        prefixes = {name: cfg.prefix for name, cfg in self.config.servers.items() if cfg.prefix}
-        self.models = build_tool_models(specs, prefixes=prefixes, reserved=self._reserved)
+        self.models = self._build_models(specs)
         for model in self.models:
             if model.renamed_from is not None:
                 log.warning("%s", model.warnings[-1])
@@ -290,6 +318,10 @@ class Toolbox:
             },
             late=self._late_server,
         )
+
+    def _build_models(self, specs: list[ToolSpec]) -> list[ToolModel]:
+        prefixes = {name: cfg.prefix for name, cfg in self.config.servers.items() if cfg.prefix}
+        return build_tool_models(specs, prefixes=prefixes, reserved=self._reserved)
 
     def _late_server(self, server: str) -> ToolNamespace | None:
         """``by_server[server]`` while that server is still connecting: wait for it, as for its tools."""

@@ -71,7 +71,7 @@ class Agent:
     def toolset(self) -> AgentToolset:
         """What the model is offered now: the system prompt and tool definitions (built per run)."""
         return build_toolset(
-            self.toolbox.models,
+            self.toolbox.models_for(self.settings),
             self.toolbox.hub.tool_specs(),
             self.settings,
             self.options,

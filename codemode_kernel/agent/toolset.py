@@ -65,7 +65,7 @@ def build_toolset(
     """Decide what the model is offered.
 
     Args:
-        models: the tools the worker has as functions (``Toolbox.models``).
+        models: the tools the worker has as functions (``Toolbox.models_for(settings)``).
         specs: every tool of every ready server (``ToolHub.tool_specs()``).
         settings: the resolved ``codeMode`` for the model.
         options: budgets and the listing style.

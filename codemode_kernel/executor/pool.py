@@ -264,7 +264,7 @@ class WorkerPool:
             if self._zygote is None:
                 config = self.toolbox.config
                 self._zygote = await Zygote.start(
-                    tools=self.toolbox.tool_descriptors(),
+                    tools=self.toolbox.tool_descriptors(self.toolbox.models_for(self.settings)),
                     preload=self.preload,
                     state_dir=config.workspace / ".codemode",
                     cwd=config.workspace,

@@ -70,7 +70,9 @@ def build_server(
 
     def describe() -> str:
         specs = toolbox.hub.tool_specs()
-        toolset = build_toolset(toolbox.models, specs, settings, AgentOptions(), llm=executor.llm is not None)
+        toolset = build_toolset(
+            toolbox.models_for(settings), specs, settings, AgentOptions(), llm=executor.llm is not None
+        )
         assert toolset.execute_python is not None  # settings.enabled is forced on by serve()
         return toolset.execute_python.description
 

@@ -50,7 +50,9 @@ def passthrough_tools(
     The names come from the same rule as ``execute_python``'s description (``build_toolset``), and
     never equal ``execute_python``.
     """
-    offered = build_toolset(toolbox.models, toolbox.hub.tool_specs(), settings, AgentOptions()).classic
+    offered = build_toolset(
+        toolbox.models_for(settings), toolbox.hub.tool_specs(), settings, AgentOptions()
+    ).classic
     for note in _renaming_notes(offered):
         print(f"codemode serve: {note}", file=stderr or sys.stderr)
     return [_tool(name, spec, toolbox.hub) for name, spec in offered.items()]

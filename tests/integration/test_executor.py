@@ -398,16 +398,23 @@ def test_closing_while_the_worker_process_starts_leaves_nothing_behind(
     assert "Task was destroyed but it is pending" not in caplog.text
 
 
-def test_a_tool_excluded_by_the_settings_is_refused_even_if_its_function_exists(workspace: Path) -> None:
+def test_a_tool_the_settings_exclude_is_no_function_in_their_programs(workspace: Path) -> None:
     from codemode_kernel.config import CodeModeSettings
 
     settings = CodeModeSettings(enabled=True, excluded_tools=["weather/get_city"])
     with Toolbox(load_config(workspace / "codemode.json")) as tb, Executor(tb, settings=settings) as ex:
         # A model's own codeMode can exclude a tool the config's defaults left in the namespace.
+        assert "get_city" in tb.tools
         result = ex.run("x = 1\nget_city()")
         assert result.status == "error" and result.error is not None
-        assert (result.error["type"], result.error["line"]) == ("UnknownToolError", 2)
-        assert "excluded from code mode" in result.error["message"]
+        assert (result.error["type"], result.error["line"]) == ("NameError", 2)
+        forged = ex.run(  # the worker's own channel, found the way a hostile program could
+            "import gc\nfrom codemode_kernel.worker.channel import Channel\n"
+            "channel = next(o for o in gc.get_objects() if isinstance(o, Channel))\n"
+            'channel.call("weather", "get_city", {})'
+        )
+        assert forged.status == "error" and forged.error is not None
+        assert "excluded from code mode" in forged.error["message"]  # the kernel refuses it too
         assert not [r for r in tb.hub.call_log.records() if r.tool == "get_city"]  # never sent
         assert ex.run('get_weather(city="Oslo", unit="celsius").temperature').status == "ok"
 

@@ -38,10 +38,17 @@ def other_server() -> Iterator[ScriptedModelServer]:
 
 
 @pytest.fixture(scope="module")
+def own_server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as scripted:
+        yield scripted
+
+
+@pytest.fixture(scope="module")
 def agent_kernel(
     jupyter_path: Path,
     server: ScriptedModelServer,
     other_server: ScriptedModelServer,
+    own_server: ScriptedModelServer,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Kernel]:
     """A kernel whose config (named by CODEMODE_CONFIG) has the demo servers and the scripted model."""
@@ -55,10 +62,19 @@ def agent_kernel(
     config = {
         "mcpServers": {"weather": demo, "workspace": workspace},
         "workspace": str(notebook),
-        # No "codeMode" anywhere: code mode is on (the product), unlike the Go design's "neither -> off".
+        # No "enabled" anywhere: code mode is on (the product), unlike the Go design's "neither -> off".
+        "defaults": {"codeMode": {"excludedTools": ["weather/get_city"]}},
         "models": [
             {"ref": "scripted", "provider": "openai", "model": "scripted", "baseUrl": server.base_url},
             {"ref": "other", "provider": "openai", "model": "scripted", "baseUrl": other_server.base_url},
+            # Its own codeMode replaces the defaults': get_city is a function in its programs.
+            {
+                "ref": "own",
+                "provider": "openai",
+                "model": "scripted",
+                "baseUrl": own_server.base_url,
+                "codeMode": {"excludedTools": []},
+            },
         ],
     }
     (notebook / "agent.json").write_text(json.dumps(config))
@@ -97,8 +113,9 @@ def test_one_program_does_the_work_and_the_model_sees_only_its_output(
     assert payload["text"].startswith("%%codemode\ncities = read_file") and payload["replace"] is False
 
     first, second = (r.body for r in server.requests[start:])
-    (tool,) = first["tools"]
-    assert tool["function"]["name"] == "execute_python"
+    # execute_python, then get_city: the defaults exclude it from code mode, so it is a classic tool.
+    tool, excluded = first["tools"]
+    assert (tool["function"]["name"], excluded["function"]["name"]) == ("execute_python", "get_city")
     assert "def get_weather(city: str, unit: Literal[" in tool["function"]["description"]
     assert _tool_messages(second) == [_tool_messages(second)[0]]
     assert "3 cities; warmest Miami at 24.4" in _tool_messages(second)[0]
@@ -122,7 +139,7 @@ def test_classic_flag_offers_every_tool_and_code_mode_comes_back_after(
     offered = {t["function"]["name"] for t in classic["tools"]}
     assert {"get_weather", "read_file"} <= offered and "execute_python" not in offered
     assert '"temperature"' in _tool_messages(answered)[0]  # classic: the raw result goes to the model
-    assert [t["function"]["name"] for t in code_mode["tools"]] == ["execute_python"]
+    assert [t["function"]["name"] for t in code_mode["tools"]] == ["execute_python", "get_city"]
 
 
 def test_a_follow_up_continues_the_conversation_until_new(
@@ -201,6 +218,38 @@ def test_llm_in_an_agents_program_asks_that_agents_model(
     asked = [r.body["messages"][-1]["content"] for r in other_server.requests]
     assert "Name a warm city" in asked
     assert len(server.requests) == before  # the first model was never asked
+
+
+def test_a_models_own_code_mode_decides_which_tools_are_functions_in_its_programs(
+    agent_kernel: Kernel, server: ScriptedModelServer, own_server: ScriptedModelServer
+) -> None:
+    # The defaults exclude weather/get_city: not a function in the notebook's programs ...
+    excluded = agent_kernel.run("%%codemode\nget_city()")
+    assert excluded.status == "error"
+    assert excluded.content["evalue"] == "line 1: NameError: name 'get_city' is not defined"
+    # ... nor for a model that follows the defaults: it gets get_city as a classic tool.
+    server.add("Nothing to do.")
+    before = len(server.requests)
+    assert agent_kernel.run("%%agent --model scripted --new\nWhere am I?").status == "ok"
+    offered = server.requests[before].body["tools"]
+    (execute,) = [t["function"] for t in offered if t["function"]["name"] == "execute_python"]
+    assert "def get_city(" not in execute["description"]
+    assert "get_city" in [t["function"]["name"] for t in offered]
+    # The model whose own codeMode excludes nothing has it as a function, and its program calls it.
+    program = (
+        "here = get_city()\n"
+        + "print(here.city, get_weather(city=here.city, unit='celsius').temperature > -99)"
+    )
+    own_server.add(
+        ScriptedTurn(tool_calls=[ScriptedToolCall("execute_python", {"code": program})]),
+        "You are in the demo city.",
+    )
+    reply = agent_kernel.run("%%agent --model own --new\nWhere am I?")
+    assert reply.status == "ok", reply.content
+    offered = own_server.requests[0].body["tools"]
+    assert [t["function"]["name"] for t in offered] == ["execute_python"]
+    assert "def get_city(" in offered[0]["function"]["description"]
+    assert _tool_messages(own_server.requests[1].body)[0].startswith("New York True\n[ok")
 
 
 def test_with_the_extension_an_agents_program_shows_the_trace_live_then_its_record(
