@@ -15,7 +15,7 @@ from typing import Any
 from ..calllog import CallRecord
 from ..hub.connection import ProgressCallback
 from ..worker.protocol import DoneFrame, KernelFrame, ProtectionsFrame, encode_frame
-from .replay import ReplayBook
+from .owned import CallPlan
 
 __all__ = ["CallCallback", "Execution", "LLMHandler", "OutputCallback", "ProgressWatcher", "Watchers"]
 
@@ -58,9 +58,10 @@ class Execution:
     frames_read: int = 0
     done: DoneFrame | None = None
     broken: str | None = None
-    book: ReplayBook | None = None
-    pending_mode: bool = False
+    plan: CallPlan = field(default_factory=CallPlan)
+    """Where this run's calls are answered: a replay record, the caller's tools, the servers."""
     pending: list[dict[str, Any]] = field(default_factory=list)
+    """The calls left to the caller (``owned.py``), with their ``seq``."""
     pending_changed: asyncio.Event = field(default_factory=asyncio.Event)
     protections: ProtectionsFrame | None = None
     watchers: Watchers = field(default_factory=Watchers)

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ReplayBook", "call_key"]
+__all__ = ["ReplayBook", "call_key", "describe_call"]
 
 
 def call_key(tool: str, arguments: Mapping[str, Any]) -> tuple[str, str]:
@@ -28,6 +28,8 @@ class ReplayBook:
     def __init__(self, calls: Iterable[Mapping[str, Any]]) -> None:
         self._answers: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
         self._used: dict[tuple[str, str], int] = defaultdict(int)
+        self._by_seq: dict[int, Mapping[str, Any]] = {}
+        self._consumed: set[int] = set()
         for index, call in enumerate(calls):
             if not isinstance(call, Mapping) or not isinstance(call.get("tool"), str):
                 raise ValueError(f"replay record {index} is not a tool call with a 'tool' name")
@@ -37,6 +39,8 @@ class ReplayBook:
             if call.get("status") in ("running", "cancelled", "pending"):
                 continue  # never answered: not a recorded result
             self._answers[call_key(call["tool"], arguments)].append(call)
+            if isinstance(call.get("seq"), int):
+                self._by_seq.setdefault(call["seq"], call)
 
     def answer(self, tool: str, arguments: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The recorded call for the n-th identical call, or None when the record has no such answer."""
@@ -46,7 +50,24 @@ class ReplayBook:
         if index >= len(recorded):
             return None
         self._used[key] = index + 1
+        self._consumed.add(id(recorded[index]))
         return recorded[index]
+
+    def conflict(self, seq: int | None, tool: str, arguments: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The recorded call numbered ``seq`` when the program's call ``seq`` is a different one.
+
+        Called for a call the record does not answer: if the record has an unused answer at that place in
+        the program, the program asked something else there than when it was recorded (it is not
+        deterministic), and answering from the record any further would answer a different question.
+        """
+        recorded = self._by_seq.get(seq) if seq is not None else None
+        if recorded is None or id(recorded) in self._consumed:
+            return None
+        return (
+            recorded
+            if call_key(recorded["tool"], recorded.get("arguments") or {}) != call_key(tool, arguments)
+            else None
+        )
 
 
 def describe_call(tool: str, arguments: Mapping[str, Any]) -> str:

@@ -28,6 +28,8 @@ from ..errors import (
     UnknownToolError,
 )
 from ..hub import ToolHub
+from ..toolspec import ToolSpec
+from ..typegen.validation import ArgumentValidator
 from ..worker.protocol import (
     ArtifactFrame,
     ArtifactResultFailed,
@@ -41,6 +43,7 @@ from ..worker.records import ArtifactMetadata, RequestError, ValueEnvelope
 from ..worker.tools_module import LLM_SERVER, LLM_TOOL
 from ..worker.values import decode_value, encode_artifact
 from .execution import Execution, LLMHandler
+from .owned import ToolAnswer
 from .replay import describe_call
 from .wire import read_frame_async
 
@@ -102,15 +105,25 @@ class WorkerRequests:
     async def _tool_call(self, state: Execution, call: ToolCallFrame) -> None:
         call_id, seq = call["id"], call.get("seq")
         server, tool, arguments = call["server"], call["tool"], call["arguments"]
-        if state.book is not None:
-            self._replay_call(state, call_id, server, tool, arguments, seq)
+        plan = state.plan
+        if plan.book is not None and self._replay_call(state, call_id, server, tool, arguments, seq):
+            return
+        owned = plan.owned.get((server, tool))
+        if plan.pending_all or (owned is not None and owned.answer is None):
+            state.pending.append(
+                {"id": call_id, "server": server, "tool": tool, "arguments": arguments, "seq": seq}
+            )
+            state.pending_changed.set()
+            return
+        if owned is not None and owned.answer is not None:
+            await self._owned_call(state, call_id, owned.spec, owned.answer, arguments, seq)
             return
         if (server, tool) == (LLM_SERVER, LLM_TOOL):
             await self._llm_call(state, call_id, arguments, seq)
             return
         if self.settings.is_excluded(server, tool):
-            # The namespace may still hold the function (it is built for the config's defaults, and a
-            # model's own codeMode can exclude more): the rule is enforced here, where calls are made.
+            # The worker has no function for it (its tools follow these settings), but a program could
+            # still send the frame: the rule is enforced here, where calls are made.
             refused = UnknownToolError(
                 f"{tool} is excluded from code mode here (excludedTools in the codeMode settings): programs "
                 f"cannot call it; the agent offers it to the model as an ordinary tool"
@@ -129,6 +142,42 @@ class WorkerRequests:
         except CodeModeError as exc:
             _fail(state, call_id, _error_data(exc, tool))
             return
+        state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
+
+    async def _owned_call(
+        self,
+        state: Execution,
+        call_id: int,
+        spec: ToolSpec,
+        answer: ToolAnswer,
+        arguments: dict[str, Any],
+        seq: int | None,
+    ) -> None:
+        """Answer a call of the caller's own tool (a notebook's function): checked, run, logged like any."""
+        calls = self.hub.call_log
+        record = calls.start(spec.server, spec.name, arguments, execution_id=state.execution_id, seq=seq)
+        try:
+            ArgumentValidator(spec).validate(arguments)
+            result = await answer(arguments)
+        except ToolArgumentError as exc:
+            calls.finish(record, "invalid_arguments", error=str(exc))
+            _fail(state, call_id, _error_data(exc, spec.name))
+            return
+        except ToolError as exc:
+            calls.finish(record, "tool_error", error=str(exc))
+            _fail(state, call_id, _error_data(exc, spec.name))
+            return
+        except asyncio.CancelledError:
+            calls.finish(record, "cancelled", error="the execution was stopped")
+            raise
+        except Exception as exc:  # the owner's code failed: the program sees it as the tool's error
+            message = f"{spec.name} raised {type(exc).__name__}: {exc}"
+            calls.finish(record, "tool_error", error=message)
+            _fail(
+                state, call_id, _error_data(ToolError(message, server=spec.server, tool=spec.name), spec.name)
+            )
+            return
+        calls.finish(record, "tool_error" if result.get("isError") else "ok", result=result)
         state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
 
     async def _llm_call(
@@ -163,21 +212,32 @@ class WorkerRequests:
         tool: str,
         arguments: dict[str, Any],
         seq: int | None,
-    ) -> None:
-        """Answer a call from the record (and log it as replayed), or leave it pending, or fail it."""
-        assert state.book is not None
-        recorded = state.book.answer(tool, arguments)
+    ) -> bool:
+        """Answer a call from the record (logged as replayed), or fail it as diverged; False: not recorded.
+
+        A call the record lacks is the caller's (pending) or made live when the run may go beyond its
+        record; in a strict replay it fails. Either way, a record holding a different call at this place
+        means the program asked something else than when it was recorded: that fails, naming both.
+        """
+        book = state.plan.book
+        assert book is not None
+        recorded = book.answer(tool, arguments)
         calls = self.hub.call_log
         if recorded is None:
-            if state.pending_mode:
-                state.pending.append({"id": call_id, "server": server, "tool": tool, "arguments": arguments})
-                state.pending_changed.set()
-                return
+            other = book.conflict(seq, tool, arguments)
+            if other is None and not state.plan.strict:
+                return False
             message = f"replay diverged: no recorded result for {describe_call(tool, arguments)}"
+            if other is not None:
+                message = (
+                    f"replay diverged at call {seq}: the program called {describe_call(tool, arguments)}, "
+                    f"where the record has {describe_call(other['tool'], other.get('arguments') or {})}; "
+                    "a program answered from a record must make the same calls in the same order"
+                )
             record = calls.start(server, tool, arguments, execution_id=state.execution_id, seq=seq)
             calls.finish(record, "server_error", error=message)
             _fail(state, call_id, RequestError(type="ServerError", message=message, server=server))
-            return
+            return True
         status = recorded.get("status", "ok")
         result = recorded.get("result")
         if isinstance(recorded.get("artifact_id"), str):  # the record holds a preview; the artifact the whole
@@ -196,13 +256,14 @@ class WorkerRequests:
         )
         if status in ("ok", "tool_error") and isinstance(result, dict):
             state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
-            return
+            return True
         error = RequestError(
             type=_ERROR_FOR_STATUS.get(str(status), "ServerError"),
             message=str(recorded.get("error") or status),
             tool=tool,
         )
         _fail(state, call_id, error)
+        return True
 
     # -- artifacts --------------------------------------------------------------------------------
 

@@ -36,6 +36,8 @@ class PendingCall(TypedDict):
     server: str
     tool: str
     arguments: dict[str, Any]
+    seq: int | None
+    """The call's number in the run; its answer keeps it (``owned.answered``)."""
 
 
 @dataclass

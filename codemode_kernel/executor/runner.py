@@ -29,15 +29,15 @@ from ..calllog import ToolCallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
 from ..hub.loop import blocking
 from ..limits import DEFAULT_GRACE, DEFAULT_SESSION_IDLE, DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
-from ..toolbox import Toolbox
+from ..toolbox import RESERVED_NAMES, Toolbox
 from ..worker.protocol import ProtectionsFrame, RunFrame
 from ..worker.records import ErrorRecord, ValueEnvelope
 from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
+from .owned import CallPlan, OwnedTool, plan_calls
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
 from .references import SessionNames, await_servers_named, note_connecting, waiting_for
-from .replay import ReplayBook
 from .requests import WorkerRequests
 from .result import ExecutionResult, ExecutionStatus, PendingCall
 from .zygote_client import WorkerExit, ZygoteError
@@ -208,6 +208,7 @@ class Executor:
         session: str | None = None,
         replay: Sequence[Mapping[str, Any]] | None = None,
         pending: bool = False,
+        tools: Sequence[OwnedTool] = (),
         on_output: OutputCallback | None = None,
         on_call: CallCallback | None = None,
         on_progress: ProgressWatcher | None = None,
@@ -223,9 +224,14 @@ class Executor:
             session: run in the named session: its worker keeps the globals of earlier runs until
                 ``close_session(name)``, ``close()``, a crash, or ``session_idle`` seconds without a run.
             replay: tool calls recorded by an earlier run (``result.tool_calls``): they are answered
-                from this record and no server is called.
-            pending: with ``replay``, a call missing from the record stops the run with status
-                ``pending`` (listing every call the program waits on) instead of failing it.
+                from this record and no server is called. Without ``pending`` or a caller's tool, a call
+                the record lacks fails ("replay diverged").
+            pending: with ``replay``, the caller owns every tool: a call missing from the record stops
+                the run with status ``pending`` (listing every call the program waits on).
+            tools: the caller's own tools (``OwnedTool``), functions in this run's program beside the
+                servers'. Those with an ``answer`` are answered by it; the others are the caller's to
+                answer: their calls stop the run as ``pending``, and a run with the answers appended to
+                ``replay`` goes on (``executor/owned.py``, docs/pending.md).
             on_output: called with ``("stdout" | "stderr", text)`` as the program prints, on the hub's
                 thread (keep it short): for live views.
             on_call: called with the CallRecord of each of this execution's tool calls when it starts
@@ -233,9 +239,14 @@ class Executor:
             on_progress: called with ``(tool, seq, progress, total, message)`` when a server reports
                 progress on one of this execution's calls, on the hub's thread (keep it short).
         """
-        runner = self._run(
-            code, timeout, inputs, session, replay, pending, Watchers(on_output, on_call, on_progress)
+        plan = plan_calls(
+            tools,
+            taken=(m.function_name for m in self.toolbox.models_for(self.settings)),
+            replay=replay,
+            pending=pending,
+            reserved=RESERVED_NAMES,
         )
+        runner = self._run(code, timeout, inputs, session, plan, Watchers(on_output, on_call, on_progress))
         return await self._loop_thread.run_async(runner)
 
     run = blocking(arun, loop=lambda executor: executor._loop_thread)
@@ -255,12 +266,10 @@ class Executor:
         timeout: float | None,
         inputs: Mapping[str, Any] | None,
         session: str | None,
-        replay: Sequence[Mapping[str, Any]] | None,
-        pending: bool,
+        plan: CallPlan,
         watchers: Watchers,
     ) -> ExecutionResult:
         limit = _check_timeout(timeout if timeout is not None else self.timeout)
-        book = ReplayBook(replay) if replay is not None else None
         execution_id = uuid.uuid4().hex[:12]
         started = time.monotonic()
         # Waiting for servers still connecting counts in the run's timeout, but leaves the program a
@@ -274,11 +283,11 @@ class Executor:
         encoded_inputs = encode_inputs(inputs or {})
         if session is not None:
             result = await self._run_in_session(
-                session, code, budget, execution_id, started, encoded_inputs, book, pending, watchers
+                session, code, budget, execution_id, started, encoded_inputs, plan, watchers
             )
         else:
             result = await self._run_alone(
-                code, budget, execution_id, started, encoded_inputs, book, pending, watchers
+                code, budget, execution_id, started, encoded_inputs, plan, watchers
             )
         if budget < limit:
             result.timeout_s = limit
@@ -294,8 +303,7 @@ class Executor:
         execution_id: str,
         started: float,
         encoded_inputs: dict[str, ValueEnvelope],
-        book: ReplayBook | None,
-        pending: bool,
+        plan: CallPlan,
         watchers: Watchers,
     ) -> ExecutionResult:
         try:
@@ -304,7 +312,7 @@ class Executor:
             return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
         try:
             return await self._execute(
-                code, limit, execution_id, started, encoded_inputs, book, pending, worker, None, watchers
+                code, limit, execution_id, started, encoded_inputs, plan, worker, None, watchers
             )
         finally:
             # Later and off the loop: the caller need not wait for a temp dir to be removed (a thread doing
@@ -327,8 +335,7 @@ class Executor:
         execution_id: str,
         started: float,
         encoded_inputs: dict[str, ValueEnvelope],
-        book: ReplayBook | None,
-        pending: bool,
+        plan: CallPlan,
         watchers: Watchers,
     ) -> ExecutionResult:
         current = self._sessions.get(name)
@@ -351,8 +358,7 @@ class Executor:
                 execution_id,
                 started,
                 encoded_inputs,
-                book,
-                pending,
+                plan,
                 current.worker,
                 current,
                 watchers,
@@ -386,8 +392,7 @@ class Executor:
         execution_id: str,
         started: float,
         encoded_inputs: dict[str, ValueEnvelope],
-        book: ReplayBook | None,
-        pending: bool,
+        plan: CallPlan,
         worker: Worker,
         session: _Session | None = None,
         watchers: Watchers | None = None,
@@ -401,8 +406,7 @@ class Executor:
             execution_id,
             writer,
             self.max_output_bytes,
-            book=book,
-            pending_mode=pending and book is not None,
+            plan=plan,
             watchers=watchers or Watchers(),
             fresh=session is None or session.runs == 0,
         )
@@ -420,6 +424,7 @@ class Executor:
                     inputs=encoded_inputs,
                     execution_id=execution_id,
                     session=session is not None,
+                    tools=plan.descriptors(),
                 )
             )
             serve = asyncio.ensure_future(self._requests.serve(reader, state))
@@ -478,8 +483,8 @@ class Executor:
             timeout_s=limit,
             protections=_protection_list(state.protections or (session.protections if session else None)),
             pending_calls=[
-                PendingCall(server=c["server"], tool=c["tool"], arguments=c["arguments"])
-                for c in state.pending
+                PendingCall(server=c["server"], tool=c["tool"], arguments=c["arguments"], seq=c["seq"])
+                for c in sorted(state.pending, key=lambda c: (c["seq"] is None, c["seq"] or 0))
             ],
         )
 
@@ -496,11 +501,14 @@ class Executor:
             if remaining <= 0:
                 raise TimeoutError
             if state.pending:
-                seen = len(state.pending)
-                await asyncio.wait({serve}, timeout=min(_PENDING_QUIET, remaining))
+                # Stop once no new pending call came for a moment and no other call was being answered
+                # (its result belongs in the record the caller resumes with). Stopping too early costs
+                # only a round: the resumed run replays what happened and goes on.
+                seen, busy = len(state.pending), bool(state.calls)
+                await asyncio.wait({serve, *state.calls}, timeout=min(_PENDING_QUIET, remaining))
                 if serve.done():
                     return False
-                if len(state.pending) == seen:
+                if len(state.pending) == seen and not busy and not state.calls:
                     return True
                 continue
             state.pending_changed.clear()

@@ -24,7 +24,7 @@ from .channel import Channel
 from .protocol import DoneFrame, OutputFrame, RunFrame
 from .sandbox import kill_namespace
 from .source import CodeSyntaxError, PreparedCode, error_record, prepare, remember_run, run_prepared
-from .tools_module import HELPER_NAMES
+from .tools_module import HELPER_NAMES, ToolRuntime
 from .values import decode_inputs, encode_value
 
 __all__ = ["program_globals", "serve"]
@@ -102,7 +102,7 @@ def program_globals(tools_module: types.ModuleType, inputs: dict[str, Any]) -> d
     return namespace
 
 
-def serve(channel: Channel, tools_module: types.ModuleType) -> None:
+def serve(channel: Channel, runtime: ToolRuntime) -> None:
     """Serve ``run`` requests on ``channel``: one, or, when the first says ``session``, until closed.
 
     A session keeps the program's globals from one run to the next; what a run started in the background
@@ -116,7 +116,7 @@ def serve(channel: Channel, tools_module: types.ModuleType) -> None:
     first_read = threading.Event()
     channel.start_reader(after=first_read)
     stdout, stderr = StreamToChannel(channel, "stdout"), StreamToChannel(channel, "stderr")
-    namespace: dict[str, Any] = program_globals(tools_module, {})
+    namespace: dict[str, Any] = program_globals(runtime.module, {})
     _warm_up()
     sys.stdout, sys.stderr = stdout, stderr  # type: ignore[assignment]
     # The first request is read here, not handed over by the reader thread: one wake-up less per run.
@@ -128,6 +128,7 @@ def serve(channel: Channel, tools_module: types.ModuleType) -> None:
     request: RunFrame | None = cast(RunFrame, first)
     while request is not None:
         channel.order.restart()
+        _place_run_tools(runtime, request, namespace)
         channel.send(_run(request, namespace, stdout, stderr))
         if not session:
             # Exit when the kernel closes the channel, not now: it does so once the run's caller has its
@@ -138,6 +139,16 @@ def serve(channel: Channel, tools_module: types.ModuleType) -> None:
             return
         _end_background_processes()
         request = requests.get()
+
+
+def _place_run_tools(runtime: ToolRuntime, request: RunFrame, namespace: dict[str, Any]) -> None:
+    """Put the run's own tools (``RunFrame.tools``) in the program's globals, the last run's out."""
+    if not request.get("tools") and not runtime.run_tool_names:
+        return
+    for name in runtime.run_tool_names:
+        if namespace.get(name) is getattr(runtime.module, name, None):
+            del namespace[name]
+    namespace.update(runtime.set_run_tools(request.get("tools") or []))
 
 
 def _warm_up() -> None:

@@ -100,6 +100,9 @@ class RunFrame(TypedDict):
     execution_id: str
     session: bool
     """True on a session's runs: the worker keeps the globals and waits for the next ``run``."""
+    tools: NotRequired[list[dict[str, Any]]]
+    """The run's own tools beside the pre-started ones (a notebook's functions, a caller's tools), as
+    tool descriptors; a session's next run replaces them."""
 
 
 class ToolResultOk(TypedDict):

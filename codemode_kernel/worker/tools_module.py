@@ -52,10 +52,20 @@ _THREAD_STACK_BYTES = 2 * 1024 * 1024
 
 
 class ToolRuntime:
-    """Where the tool functions send their calls; the channel is attached in each forked worker."""
+    """Where the tool functions send their calls; the channel is attached in each forked worker.
+
+    It also holds the tools module and its models, so a run can bring its own tools (``set_run_tools``).
+    """
 
     def __init__(self) -> None:
         self.channel: Channel | None = None
+        self.module = types.ModuleType(
+            "tools", "Every configured MCP tool as a typed function (calls run in the kernel)."
+        )
+        self.models: list[ToolModel] = []
+        """Every tool's model: the pre-started ones, then the current run's (``search_tools`` reads it)."""
+        self._base = 0
+        self._run_functions: dict[str, Callable[..., Any]] = {}
 
     def require_channel(self) -> Channel:
         """The channel of the running execution."""
@@ -63,41 +73,66 @@ class ToolRuntime:
             raise CodeModeError("tool functions can only be called while an execution runs")
         return self.channel
 
+    def set_run_tools(self, descriptors: Iterable[dict[str, Any]]) -> dict[str, Callable[..., Any]]:
+        """Make a run's own tools (a notebook's functions, a caller's tools) functions of the module.
+
+        They replace the previous run's (a session's worker serves several); returns the new functions by
+        name, for the program's globals.
+        """
+        module, atools = self.module, self.module.atools
+        for name in self._run_functions:
+            module.__dict__.pop(name, None)
+            atools.__dict__.pop(name, None)
+        del self.models[self._base :]
+        self._run_functions = {}
+        for model in map(_model, descriptors):
+            self.models.append(model)
+            function = self._run_functions[model.function_name] = _sync_function(model, self)
+            setattr(module, model.function_name, function)
+            setattr(atools, model.function_name, _async_function(model, self))
+        module.__all__ = [*(m.function_name for m in self.models), *HELPER_NAMES]  # type: ignore[attr-defined]
+        return dict(self._run_functions)
+
+    @property
+    def run_tool_names(self) -> list[str]:
+        """The names of the current run's own tools."""
+        return list(self._run_functions)
+
 
 def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRuntime) -> types.ModuleType:
     """Make the ``tools`` module from tool descriptors (ToolSpec fields plus ``function_name``)."""
-    models = [
-        build_tool_model(
-            ToolSpec(
-                server=d["server"],
-                name=d["name"],
-                description=d.get("description") or "",
-                input_schema=d.get("input_schema") or {"type": "object"},
-                output_schema=d.get("output_schema"),
-                title=d.get("title"),
-            ),
-            d["function_name"],
-            nullable=d.get("nullable") or (),
-        )
-        for d in descriptors
-    ]
-    module = types.ModuleType(
-        "tools", "Every configured MCP tool as a typed function (calls run in the kernel)."
-    )
+    models = runtime.models
+    models.extend(map(_model, descriptors))
+    runtime._base = len(models)
+    module = runtime.module
     atools = types.SimpleNamespace()
     for model in models:
         setattr(module, model.function_name, _sync_function(model, runtime))
         setattr(atools, model.function_name, _async_function(model, runtime))
-    by_name = {m.function_name: m for m in models}
     module.atools = atools  # type: ignore[attr-defined]
     module.parallel = _parallel(runtime)  # type: ignore[attr-defined]
     module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
-    module.tool_schema = _tool_schema(by_name, models)  # type: ignore[attr-defined]
+    module.tool_schema = _tool_schema(models)  # type: ignore[attr-defined]
     for function in (*_artifact_functions(runtime), *_llm_functions(runtime)):
         setattr(module, function.__name__, function)
-    module.__all__ = [*by_name, *HELPER_NAMES]  # type: ignore[attr-defined]
+    module.__all__ = [*(m.function_name for m in models), *HELPER_NAMES]  # type: ignore[attr-defined]
     sys.modules["tools"] = module
     return module
+
+
+def _model(descriptor: dict[str, Any]) -> ToolModel:
+    return build_tool_model(
+        ToolSpec(
+            server=descriptor["server"],
+            name=descriptor["name"],
+            description=descriptor.get("description") or "",
+            input_schema=descriptor.get("input_schema") or {"type": "object"},
+            output_schema=descriptor.get("output_schema"),
+            title=descriptor.get("title"),
+        ),
+        descriptor["function_name"],
+        nullable=descriptor.get("nullable") or (),
+    )
 
 
 def _sync_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]:
@@ -200,12 +235,12 @@ def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]
     return search_tools
 
 
-def _tool_schema(by_name: dict[str, ToolModel], models: list[ToolModel]) -> Callable[[str], dict[str, Any]]:
-    by_original = {m.spec.name: m for m in models}
-
+def _tool_schema(models: list[ToolModel]) -> Callable[[str], dict[str, Any]]:
     def tool_schema(name: str) -> dict[str, Any]:
         """Everything about one tool: signature, docstring and its raw JSON Schemas."""
-        model = by_name.get(name) or by_original.get(name)
+        model = next((m for m in models if m.function_name == name), None) or next(
+            (m for m in models if m.spec.name == name), None
+        )
         if model is None:
             raise UnknownToolError(f"no tool named {name!r}; search_tools(query) lists tools by keyword")
         return {

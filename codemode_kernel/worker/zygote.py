@@ -106,8 +106,7 @@ def _child(
     channel_fd: int,
     policy: dict[str, Any],
     caps: Any,
-    tools_module: Any,
-    runtime: Any,
+    runtime: ToolRuntime,
 ) -> None:
     """In the forked worker: detach, confine, run the program, exit without running the parent's cleanups."""
     code = 0
@@ -136,7 +135,7 @@ def _child(
             )
         )
         runtime.channel = channel
-        serve_programs(channel, tools_module)
+        serve_programs(channel, runtime)
     except BaseException:
         traceback.print_exc(file=sys.__stderr__)
         code = 70
@@ -156,7 +155,7 @@ def serve(control: socket.socket, setup: ZygoteSetup) -> None:
         except Exception as exc:  # a missing optional module must not stop code mode
             print(f"codemode zygote: could not preload {name!r}: {exc}", file=sys.stderr)
     runtime = ToolRuntime()
-    tools_module = build_tools_module(setup.get("tools") or [], runtime)
+    build_tools_module(setup.get("tools") or [], runtime)
     caps = probe()
     # Everything built so far lives as long as the zygote: frozen, the garbage collector of a forked
     # worker never walks (and so never copies) those pages.
@@ -196,7 +195,7 @@ def serve(control: socket.socket, setup: ZygoteSetup) -> None:
                 signal.set_wakeup_fd(-1)
                 os.close(wake_read)
                 os.close(wake_write)
-                _child(control, fds[0], message["policy"], caps, tools_module, runtime)
+                _child(control, fds[0], message["policy"], caps, runtime)
             spawned.add(pid)
             os.close(fds[0])
             _send(control, SpawnedMessage(type="spawned", id=message.get("id"), pid=pid))

@@ -242,9 +242,18 @@ def test_replay_that_diverges_fails_with_the_missing_call(executor: Executor) ->
     first = executor.run('get_weather(city="Oslo", unit="celsius").temperature')
     result = executor.run('get_weather(city="Bergen", unit="celsius").temperature', replay=first.tool_calls)
     assert result.status == "error" and result.error is not None
+    assert result.error["message"].startswith(  # the first difference, both sides named
+        "replay diverged at call 1: the program called get_weather(city='Bergen', unit='celsius'), where the "
+        "record has get_weather(city='Oslo', unit='celsius')"
+    )
+    beyond = executor.run(  # a call past the end of the record is named as missing
+        'get_weather(city="Oslo", unit="celsius")\nget_weather(city="Lima", unit="celsius")',
+        replay=first.tool_calls,
+    )
+    assert beyond.error is not None and beyond.error["line"] == 2
     assert (
-        "replay diverged: no recorded result for get_weather(city='Bergen', unit='celsius')"
-        in result.error["message"]
+        "replay diverged: no recorded result for get_weather(city='Lima', unit='celsius')"
+        in beyond.error["message"]
     )
 
 

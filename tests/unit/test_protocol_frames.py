@@ -44,9 +44,9 @@ from codemode_kernel.worker.main import serve
 from codemode_kernel.worker.tools_module import ToolRuntime, build_tools_module
 
 runtime = ToolRuntime()
-module = build_tools_module([{json.dumps(ECHO)}], runtime)
+build_tools_module([{json.dumps(ECHO)}], runtime)
 runtime.channel = channel = Channel(socket.socket(fileno=int(sys.argv[1])))
-serve(channel, module)
+serve(channel, runtime)
 """
 PROGRAM = """
 import sys
