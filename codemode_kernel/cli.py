@@ -96,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run a Python program in code mode",
         description="Run a program in an isolated worker process with every configured MCP tool as a "
         "function. Prints what it printed, then its value or its error. Exit code: 0 ok, 1 the program "
-        "raised, 2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (replay). A server "
+        "raised, 2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (--pending). A server "
         "slow to connect is waited for only if the program names one of its tools.",
     )
     run.add_argument("file", help='the program ("-" reads standard input)')
@@ -104,6 +104,19 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, metavar="S", help=f"seconds, {TIMEOUT_RANGE} (default {DEFAULT_TIMEOUT:g})"
     )
     run.add_argument("--json", action="store_true", help="print the whole result record as JSON instead")
+    run.add_argument(
+        "--pending",
+        action="store_true",
+        help="answer the tool calls yourself (docs/pending.md): the program runs until it waits on calls "
+        'nobody answered, then their list is printed as JSON (exit code 6); fill in each one\'s "result" '
+        '(or "error") and run again with --answers',
+    )
+    run.add_argument(
+        "--answers",
+        metavar="FILE",
+        help="with --pending: the JSON printed by the last round, with results filled in; the program runs "
+        "again from the top, every answered call answered from the file and no call made twice",
+    )
     run.set_defaults(run=_cmd_run)
 
     serve = sub.add_parser(
@@ -249,7 +262,9 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .calllog import ToolCallRecord
     from .executor import Executor
+    from .executor.pending_file import PendingFileError, pending_state, read_answers
     from .executor.result import format_result_text
 
     try:
@@ -269,9 +284,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # exit code 1 means "the program raised": a config problem is usage
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    record: list[ToolCallRecord] | None = None
+    if args.answers is not None and not args.pending:
+        print("codemode: --answers resumes a --pending run; add --pending", file=sys.stderr)
+        return EXIT_USAGE
+    if args.pending:
+        try:
+            record = read_answers(Path(args.answers)) if args.answers else []
+        except PendingFileError as exc:
+            print(f"codemode: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     with Toolbox(config) as toolbox, Executor(toolbox) as executor:
-        result = executor.run(code, timeout=args.timeout)
-    if args.json:
+        result = executor.run(code, timeout=args.timeout, replay=record, pending=args.pending)
+    if result.status == "pending":
+        print(json.dumps(pending_state(result, args.file), indent=2, ensure_ascii=False))
+    elif args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(format_result_text(result))

@@ -20,6 +20,7 @@ deterministic) fails with the first difference, instead of answering a different
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,7 @@ from ..typegen import ToolModel, build_tool_models
 from .replay import ReplayBook
 from .result import PendingCall
 
-__all__ = ["CallPlan", "OwnedTool", "ToolAnswer", "answered", "plan_calls"]
+__all__ = ["CallPlan", "OwnedTool", "ToolAnswer", "answered", "call_result", "plan_calls"]
 
 ToolAnswer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """``await answer(arguments)``: the call's MCP CallToolResult as JSON (``content``, ``structuredContent``,
@@ -146,6 +147,21 @@ def answered(
         execution_id=None,
         seq=call.get("seq"),
     )
+
+
+def call_result(value: Any) -> dict[str, Any]:
+    """An answer as an MCP CallToolResult: one given as such (it has ``content``) is kept as it is.
+
+    Any other JSON value becomes the result's text (a string as it is, anything else as JSON) and, when it
+    is an object, its ``structuredContent`` too, which a tool with an output schema returns as a typed value.
+    """
+    if isinstance(value, Mapping) and isinstance(value.get("content"), list):
+        return dict(value)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
+    if isinstance(value, Mapping):
+        result["structuredContent"] = dict(value)
+    return result
 
 
 def _error_result(message: str) -> dict[str, Any]:

@@ -132,3 +132,50 @@ def test_run_prints_output_and_value_and_uses_the_exit_codes(project: Path, home
     assert crash.returncode == 5
     usage = codemode("run", "--timeout", "0", "-", cwd=project, home=home, stdin="1")
     assert usage.returncode == 2 and "between 1 and 300" in usage.stderr
+
+
+PENDING_PROGRAM = """
+cities = ["Oslo", "Lima"]
+temps = parallel([lambda c=c: get_weather(city=c, unit="celsius") for c in cities])
+print("got", [t.temperature for t in temps])
+try:
+    here = get_city().city
+except ToolError as e:
+    here = f"unknown ({e})"
+return {"here": here, "warmest": max(cities, key=lambda c: temps[cities.index(c)].temperature)}
+"""
+
+
+def test_run_pending_prints_the_calls_and_resumes_with_the_answers(project: Path, home: Path) -> None:
+    (project / "prog.py").write_text(PENDING_PROGRAM)
+    first = codemode("run", "prog.py", "--pending", cwd=project, home=home)
+    assert first.returncode == 6, first.stderr
+    state = json.loads(first.stdout)
+    # The parallel batch comes back whole, in the program's order; no server was called.
+    assert [(c["tool"], c["arguments"]["city"], c["seq"]) for c in state["pending_calls"]] == [
+        ("get_weather", "Oslo", 1),
+        ("get_weather", "Lima", 2),
+    ]
+    assert state["record"] == [] and "--answers" in state["how_to_answer"]
+    for call, temperature in zip(state["pending_calls"], [3.5, 19.0], strict=True):
+        call["result"] = {"city": call["arguments"]["city"], "temperature": temperature, "unit": "celsius"}
+    (project / "answers.json").write_text(json.dumps(state))
+    second = codemode("run", "prog.py", "--pending", "--answers", "answers.json", cwd=project, home=home)
+    assert second.returncode == 6, second.stderr
+    state = json.loads(second.stdout)
+    assert state["stdout"] == "got [3.5, 19.0]\n"  # it ran past the batch, with the answers as typed values
+    assert [c["tool"] for c in state["pending_calls"]] == ["get_city"] and len(state["record"]) == 2
+    state["pending_calls"][0]["error"] = "location is private"
+    (project / "answers.json").write_text(json.dumps(state))
+    done = codemode(
+        "run", "prog.py", "--pending", "--answers", "answers.json", "--json", cwd=project, home=home
+    )
+    assert done.returncode == 0, done.stdout
+    result = json.loads(done.stdout)
+    assert result["value"]["data"] == {"here": "unknown (location is private)", "warmest": "Lima"}
+    assert all("no server was called" in c["warnings"][0] for c in result["tool_calls"])
+    (project / "answers.json").write_text('{"pending_calls": 3}')
+    bad = codemode("run", "prog.py", "--pending", "--answers", "answers.json", cwd=project, home=home)
+    assert bad.returncode == 2 and 'answers.json: no "pending_calls" list' in bad.stderr
+    alone = codemode("run", "prog.py", "--answers", "answers.json", cwd=project, home=home)
+    assert alone.returncode == 2 and "add --pending" in alone.stderr
