@@ -11,11 +11,13 @@ import asyncio
 import contextlib
 import math
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..calllog import CallRecord
 from ..errors import ArtifactError, ServerError, ToolArgumentError, ToolTimeoutError, UnknownToolError
 from ..executor import Executor
+from ..executor.owned import OwnedTool
 from ..limits import MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
 from ..llm.types import ToolCall
 from ..toolbox import Toolbox
@@ -51,17 +53,25 @@ class ActionRunner:
         toolset: AgentToolset,
         options: AgentOptions,
         emit: Emitter,
+        tools: Sequence[OwnedTool] = (),
     ) -> None:
         self.toolbox = toolbox
         self.executor = executor
         self.toolset = toolset
         self.options = options
         self.emit = emit
+        self.tools = tuple(tools)
+        """The caller's own tools, functions in every program of the run (``Agent.run(tools=...)``)."""
 
-    async def run(self, step: int, call: ToolCall) -> AgentAction:
-        """Carry out ``call`` and return its record, with the text the model is sent back."""
+    async def run(
+        self, step: int, call: ToolCall, *, replay: Sequence[Mapping[str, Any]] | None = None
+    ) -> AgentAction:
+        """Carry out ``call`` and return its record, with the text the model is sent back.
+
+        ``replay``: the record a program that stopped pending resumes with (the caller's answers in it).
+        """
         if self.toolset.code_mode and call.name == prompt.EXECUTE_PYTHON:
-            return await self._code(step, call)
+            return await self._code(step, call, replay)
         spec = self.toolset.classic.get(call.name)
         if spec is None:
             offered = ", ".join(d.name for d in self.toolset.definitions)
@@ -74,7 +84,9 @@ class ActionRunner:
 
     # -- code mode --------------------------------------------------------------------------------
 
-    async def _code(self, step: int, call: ToolCall) -> AgentAction:
+    async def _code(
+        self, step: int, call: ToolCall, replay: Sequence[Mapping[str, Any]] | None = None
+    ) -> AgentAction:
         code = call.arguments.get("code")
         if not isinstance(code, str) or not code.strip():
             got = f" (got {call.raw_arguments[:200]!r})" if call.raw_arguments else ""
@@ -91,7 +103,9 @@ class ActionRunner:
             self.emit(ExecutionToolCall(step, call.id, record))
 
         started = time.monotonic()
-        result = await self.executor.arun(code, timeout=timeout, on_output=on_output, on_call=on_call)
+        result = await self.executor.arun(
+            code, timeout=timeout, tools=self.tools, replay=replay, on_output=on_output, on_call=on_call
+        )
         duration = (time.monotonic() - started) * 1000
         view = execution_text(result, note=note)
         saved = await self._keep_whole(view, result.execution_id)

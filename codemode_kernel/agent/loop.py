@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..config import CodeModeSettings, Config, resolve_code_mode
 from ..errors import AgentError
 from ..executor import ExecutionResult, Executor
-from ..llm.types import ChatModel, Message
-from ..toolbox import Toolbox
+from ..executor.owned import OwnedTool, owned_models
+from ..llm.types import ChatModel, Message, ToolCall
+from ..toolbox import RESERVED_NAMES, Toolbox
 from . import prompt
 from .actions import ActionRunner
 from .emitter import Emitter
@@ -30,7 +34,21 @@ from .toolset import AgentToolset, build_toolset
 
 __all__ = ["Agent"]
 
-_STOPPING_STATUSES = ("internal", "pending")
+
+@dataclass
+class _RunState:
+    """Where a run is: its result, the calls of the current step still to carry out, a pending program."""
+
+    result: AgentResult
+    toolset: AgentToolset
+    runner: ActionRunner
+    limit: int
+    index: int = 0
+    queue: list[ToolCall] = field(default_factory=list)
+    waiting: ExecutionResult | None = None
+    """The program of ``queue[0]`` that stopped pending, until ``resume``."""
+    replay: list[Mapping[str, Any]] | None = None
+    """The record (with the caller's answers) the resumed program runs with."""
 
 
 class Agent:
@@ -62,16 +80,24 @@ class Agent:
         self.options = options or AgentOptions()
         self.messages: list[Message] = []
         """The conversation so far (the system prompt is sent separately, built for each run)."""
+        self._suspended: _RunState | None = None
+        """A run stopped ``pending``, until ``resume()`` (or the next ``run()``/``reset()``)."""
 
     @property
     def code_mode(self) -> bool:
         """Whether the model writes programs (True) or calls tools one by one (False)."""
         return self.settings.enabled
 
-    def toolset(self) -> AgentToolset:
-        """What the model is offered now: the system prompt and tool definitions (built per run)."""
+    def toolset(self, tools: Sequence[OwnedTool] = ()) -> AgentToolset:
+        """What the model is offered now: the system prompt and tool definitions (built per run).
+
+        ``tools``: the caller's own tools (``Agent.run(tools=...)``), described as functions beside the
+        servers' in execute_python.
+        """
+        in_code = self.toolbox.models_for(self.settings)
+        owned = owned_models(tools, taken=(m.function_name for m in in_code), reserved=RESERVED_NAMES)
         return build_toolset(
-            self.toolbox.models_for(self.settings),
+            [*in_code, *owned],
             self.toolbox.hub.tool_specs(),
             self.settings,
             self.options,
@@ -81,6 +107,7 @@ class Agent:
     def reset(self) -> None:
         """Forget the conversation: the next ``run()`` starts a new one."""
         self.messages.clear()
+        self._suspended = None
 
     async def run(
         self,
@@ -89,6 +116,7 @@ class Agent:
         max_steps: int | None = None,
         timeout: float | None = None,
         on_event: EventCallback | None = None,
+        tools: Sequence[OwnedTool] = (),
     ) -> AgentResult:
         """Answer ``request``, continuing the conversation; returns the answer and every step.
 
@@ -98,6 +126,10 @@ class Agent:
             timeout: seconds for the whole request; at the deadline the model request or execution in
                 flight is cancelled and the result says so (status ``timeout``). None: no limit.
             on_event: called with each event (``codemode_kernel.agent.events``) on this thread.
+            tools: the caller's own tools (``executor.owned.OwnedTool``): functions in the model's programs
+                beside the servers'. One with an ``answer`` is answered here (a notebook's function); one
+                without is the caller's: a program calling it stops the run with status ``pending`` and
+                ``pending_calls``, and ``resume(answers)`` goes on (docs/pending.md).
 
         Raises:
             AgentError: an execution failed on our side (status ``internal``); ``.result`` holds the steps.
@@ -108,16 +140,50 @@ class Agent:
         limit = self.options.max_steps if max_steps is None else max_steps
         if limit < 1:
             raise ValueError(f"max_steps must be at least 1, not {limit}")
-        emit = Emitter(on_event)
+        if self._suspended is not None:  # a pending run left behind: its calls are answered as not run
+            self._suspended = None
+            self._settle(None)
         await self.toolbox.await_servers()  # the model is offered every tool: servers still connecting too
-        toolset = self.toolset()
+        toolset = self.toolset(tools)
         result = AgentResult(request, "", "answered", toolset.code_mode)
-        started = time.monotonic()
-        mark = len(self.messages)
+        runner = ActionRunner(self.toolbox, self.executor, toolset, self.options, Emitter(on_event), tools)
+        state = _RunState(result, toolset, runner, limit)
         self.messages.append(Message("user", request))
+        return await self._drive(state, timeout, on_event, mark=len(self.messages) - 1)
+
+    async def resume(
+        self,
+        answers: Sequence[Mapping[str, Any]],
+        *,
+        timeout: float | None = None,
+        on_event: EventCallback | None = None,
+    ) -> AgentResult:
+        """Go on with a run that stopped ``pending``: ``answers`` answer its ``pending_calls``.
+
+        Each answer is a record entry (``executor.owned.answered(call, result)`` or ``answered(call,
+        error=...)``). The program runs again from the top with the record and the answers (no call is
+        made twice), and the conversation goes on from there. The result is the run's, continued: it may
+        stop ``pending`` again.
+
+        Raises:
+            AgentError: there is no run waiting for answers.
+        """
+        state = self._suspended
+        if state is None or state.waiting is None:
+            raise AgentError("nothing to resume: the last run is not waiting for answers (status pending)")
+        waiting = state.waiting
+        state.replay = [*waiting.tool_calls, *answers]
+        state.runner.emit = Emitter(on_event)
+        return await self._drive(state, timeout, on_event, mark=None)
+
+    async def _drive(
+        self, state: _RunState, timeout: float | None, on_event: EventCallback | None, *, mark: int | None
+    ) -> AgentResult:
+        result, emit = state.result, state.runner.emit
+        started = time.monotonic()
         try:
             async with asyncio.timeout(timeout) as deadline:
-                await self._steps(result, toolset, limit, emit)
+                await self._steps(state, emit)
         except TimeoutError:
             if not deadline.expired():
                 self._settle(mark)
@@ -129,12 +195,23 @@ class Agent:
             self._settle(mark)
             raise
         finally:
-            result.duration_ms = round((time.monotonic() - started) * 1000, 3)
+            result.duration_ms += round((time.monotonic() - started) * 1000, 3)
+        self._suspended = state if result.status == "pending" else None
         return result
 
-    async def _steps(self, result: AgentResult, toolset: AgentToolset, limit: int, emit: Emitter) -> None:
-        runner = ActionRunner(self.toolbox, self.executor, toolset, self.options, emit)
-        for index in range(1, limit + 1):
+    async def _steps(self, state: _RunState, emit: Emitter) -> None:
+        result, toolset = state.result, state.toolset
+        while True:
+            if state.queue:
+                if not await self._carry_out(state, emit):
+                    return  # a program waits on the caller's answers
+                continue
+            if state.index >= state.limit:
+                result.status, result.answer = "max_steps", prompt.max_steps_message(state.limit)
+                emit(FinalAnswer(result.answer, "max_steps"))
+                return
+            state.index += 1
+            index = state.index
             step = AgentStep(index)
             result.steps.append(step)
             emit(StepStarted(index))
@@ -154,32 +231,52 @@ class Agent:
                 result.answer = turn.text
                 emit(FinalAnswer(turn.text, "answered"))
                 return
-            started = time.monotonic()
-            for call in turn.tool_calls:
-                action = await runner.run(index, call)
-                step.actions.append(action)
-                tool_message = Message("tool", action.text, tool_call_id=call.id, is_error=action.is_error)
-                self.messages.append(tool_message)
-                if action.execution is not None and action.execution.status in _STOPPING_STATUSES:
-                    step.execution_ms = round((time.monotonic() - started) * 1000, 3)
-                    raise AgentError(_internal_message(action.execution), result=result)
-            step.execution_ms = round((time.monotonic() - started) * 1000, 3)
-            emit(StepFinished(index, step.usage, step.model_ms, step.execution_ms))
-        result.status, result.answer = "max_steps", prompt.max_steps_message(limit)
-        emit(FinalAnswer(result.answer, "max_steps"))
+            state.queue = list(turn.tool_calls)
 
-    def _settle(self, mark: int) -> None:
+    async def _carry_out(self, state: _RunState, emit: Emitter) -> bool:
+        """Carry out the current step's calls; False when a program stopped on the caller's tools."""
+        step = state.result.steps[-1]
+        started = time.monotonic()
+        while state.queue:
+            call = state.queue[0]
+            action = await state.runner.run(step.index, call, replay=state.replay)
+            state.replay = None
+            if state.waiting is not None:
+                step.actions[-1] = action  # the resumed program replaces its pending attempt
+            else:
+                step.actions.append(action)
+            execution = action.execution
+            step.execution_ms += round((time.monotonic() - started) * 1000, 3)
+            started = time.monotonic()
+            if execution is not None and execution.status == "pending":
+                state.waiting = execution
+                state.result.status = "pending"
+                state.result.pending_calls = list(execution.pending_calls)
+                return False
+            state.waiting, state.result.status, state.result.pending_calls = None, "answered", []
+            state.queue.pop(0)
+            tool_message = Message("tool", action.text, tool_call_id=call.id, is_error=action.is_error)
+            self.messages.append(tool_message)
+            if execution is not None and execution.status == "internal":
+                raise AgentError(_internal_message(execution), result=state.result)
+        emit(StepFinished(step.index, step.usage, step.model_ms, step.execution_ms))
+        return True
+
+    def _settle(self, mark: int | None) -> None:
         """Leave the conversation valid after a run that stopped early.
 
         A request the model never answered is dropped (retrying it does not send it twice); tool calls
         the model made that got no answer are answered as not run, since providers refuse a conversation
-        with an unanswered tool call.
+        with an unanswered tool call. ``mark`` is where the run's messages begin (None for a resume: its
+        request was answered).
         """
-        if not any(m.role == "assistant" for m in self.messages[mark:]):
+        if mark is not None and not any(m.role == "assistant" for m in self.messages[mark:]):
             del self.messages[mark:]
             return
-        answered = {m.tool_call_id for m in self.messages[mark:] if m.role == "tool"}
-        last = next(m for m in reversed(self.messages) if m.role == "assistant")
+        last = next((m for m in reversed(self.messages) if m.role == "assistant"), None)
+        if last is None:
+            return
+        answered = {m.tool_call_id for m in self.messages[self.messages.index(last) :] if m.role == "tool"}
         for call in last.tool_calls:
             if call.id not in answered:
                 self.messages.append(

@@ -6,13 +6,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..executor import ExecutionResult
+from ..executor.result import PendingCall
 from ..llm.types import ToolCall, Usage
 
 __all__ = ["AgentAction", "AgentResult", "AgentStatus", "AgentStep"]
 
-AgentStatus = Literal["answered", "max_steps", "timeout"]
+AgentStatus = Literal["answered", "max_steps", "timeout", "pending"]
 """``answered`` the model gave its final answer; ``max_steps`` it was still calling tools at the step
-limit; ``timeout`` the whole request ran out of time."""
+limit; ``timeout`` the whole request ran out of time; ``pending`` a program waits on calls of the caller's
+own tools (``pending_calls``), and ``Agent.resume(answers)`` goes on."""
 
 
 @dataclass
@@ -60,6 +62,8 @@ class AgentResult:
     code_mode: bool
     steps: list[AgentStep] = field(default_factory=list)
     duration_ms: float = 0.0
+    pending_calls: list[PendingCall] = field(default_factory=list)
+    """With status ``pending``: the calls of the caller's tools the program waits on (docs/pending.md)."""
 
     @property
     def round_trips(self) -> int:

@@ -32,7 +32,7 @@ from ..typegen import ToolModel, build_tool_models
 from .replay import ReplayBook
 from .result import PendingCall
 
-__all__ = ["CallPlan", "OwnedTool", "ToolAnswer", "answered", "call_result", "plan_calls"]
+__all__ = ["CallPlan", "OwnedTool", "ToolAnswer", "answered", "call_result", "owned_models", "plan_calls"]
 
 ToolAnswer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """``await answer(arguments)``: the call's MCP CallToolResult as JSON (``content``, ``structuredContent``,
@@ -106,7 +106,22 @@ def plan_calls(
                 f"two tools named {tool.spec.qualified_name} were given; pass each tool once", tools=[key[1]]
             )
         owned[key] = tool
-    models = build_tool_models([t.spec for t in owned.values()], reserved=reserved) if owned else []
+    models = owned_models(list(owned.values()), taken=taken, reserved=reserved)
+    book = ReplayBook(replay) if replay is not None else None
+    return CallPlan(book=book, pending_all=pending and book is not None, owned=owned, models=models)
+
+
+def owned_models(
+    tools: Sequence[OwnedTool], *, taken: Iterable[str], reserved: frozenset[str]
+) -> list[ToolModel]:
+    """The caller's tools as type models (their Python names, stubs, checks), as programs will see them.
+
+    Raises:
+        ToolNameCollisionError: one has the Python name of a server's tool (``taken``), or two one name.
+    """
+    if not tools:
+        return []
+    models = build_tool_models([t.spec for t in tools], reserved=reserved)
     servers = frozenset(taken)
     clashes = [m for m in models if m.function_name in servers]
     if clashes:
@@ -116,8 +131,7 @@ def plan_calls(
             "caller's tool another name",
             tools=[m.spec.name for m in clashes],
         )
-    book = ReplayBook(replay) if replay is not None else None
-    return CallPlan(book=book, pending_all=pending and book is not None, owned=owned, models=models)
+    return models
 
 
 def answered(
