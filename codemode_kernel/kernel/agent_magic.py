@@ -122,7 +122,8 @@ class AgentMagics(Magics):
     def _run(self, agent: Agent, request: str, view: AgentView, **options: Any) -> AgentResult:
         """Run on the hub's loop; show each event from this thread as it comes."""
         loop_thread = agent.toolbox.hub.loop_thread
-        start = lambda report: agent.run(request, on_event=report, **options)  # noqa: E731
+        tools = self.tools.owned_tools()  # the notebook's @codemode.tool functions
+        start = lambda report: agent.run(request, on_event=report, tools=tools, **options)  # noqa: E731
         try:
             return run_reporting(loop_thread, start, view.handle, view.tick)
         except (AgentError, LLMError) as exc:  # said plainly: the message names the cause and the fix

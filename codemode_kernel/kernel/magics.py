@@ -18,7 +18,9 @@ from ..calllog import CallRecord
 from ..config import resolve_code_mode
 from ..errors import CodeModeCellError
 from ..executor import ExecutionResult, Executor
-from ..typegen import ToolModel, render_signature
+from ..executor.owned import OwnedTool
+from ..toolbox import RESERVED_NAMES
+from ..typegen import ToolModel, build_tool_models, render_signature
 from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
@@ -129,7 +131,14 @@ class CodeModeMagics(Magics):
         )
         try:
             result = _run_streaming(
-                executor, cell, live, timeout=args.timeout, inputs=inputs, session=args.session, replay=replay
+                executor,
+                cell,
+                live,
+                timeout=args.timeout,
+                inputs=inputs,
+                session=args.session,
+                replay=replay,
+                tools=self.tools.owned_tools(),
             )
         finally:
             if live is not None:
@@ -205,8 +214,12 @@ def _run_streaming(
     inputs: Mapping[str, Any],
     session: str | None,
     replay: Sequence[Mapping[str, Any]] | None,
+    tools: Sequence[OwnedTool],
 ) -> ExecutionResult:
-    """Run the program; print its output and update the live view from this thread as they come."""
+    """Run the program; print its output and update the live view from this thread as they come.
+
+    ``tools``: the notebook's own tools (``@codemode.tool``), functions in the program beside the servers'.
+    """
 
     def start(report: Callable[[_Event], None]) -> Coroutine[Any, Any, ExecutionResult]:
         return executor.arun(
@@ -215,6 +228,7 @@ def _run_streaming(
             inputs=inputs,
             session=session,
             replay=replay,
+            tools=tools,
             on_output=lambda stream, text: report((stream, text)),
             on_call=report if live is not None else None,
         )
@@ -261,6 +275,8 @@ def status_text(tools: KernelTools) -> str:
             text += f"\n    stdout: {note}"
         lines.append(text)
     lines.append(f"tools: {len(tools.toolbox.models)} Python functions")
+    if own_tools := tools.codemode.notebook_tools():
+        lines.append(f"notebook tools: {len(own_tools)} ({', '.join(own_tools)})")
     own = resolve_code_mode(config, None)
     timeout = tools.admin.settings(own).timeout
     lines.append(f"timeout: {timeout:g} s per execution ({tools.admin.timeout_source(own)})")
@@ -301,18 +317,33 @@ def tools_text(tools: KernelTools, query: str) -> str:
         print(f"codemode: waiting for {', '.join(toolbox.pending)} to finish connecting...", file=sys.stderr)
         with contextlib.suppress(KeyboardInterrupt):  # an interrupt: say what there is
             toolbox.wait_for_servers(until=lambda: bool(matching()))
-    lines = []
-    for model in matching():
-        lines.append(render_signature(model))
-        description = (model.spec.description or "").strip().splitlines()
-        if description:
-            lines.append(f"    {description[0]}")
+    lines = _signatures(matching())
+    own = [m for m in _notebook_models(tools) if not query or query in _searchable(m)]
+    if own:
+        lines += ["notebook:", *(f"  {line}" for line in _signatures(own))]
     connecting = ", ".join(toolbox.pending)
     if not lines:
         return f"no tool matches {query!r}" + (f" yet; still connecting: {connecting}" if connecting else "")
     if connecting:
         lines.append(f"still connecting: {connecting} (their tools are listed once they are ready)")
     return "\n".join(lines)
+
+
+def _signatures(models: list[ToolModel]) -> list[str]:
+    """Each tool's signature and the first line of its description."""
+    lines = []
+    for model in models:
+        lines.append(render_signature(model))
+        description = (model.spec.description or "").strip().splitlines()
+        if description:
+            lines.append(f"    {description[0]}")
+    return lines
+
+
+def _notebook_models(tools: KernelTools) -> list[ToolModel]:
+    """The notebook's own tools (``@codemode.tool``) as programs see them."""
+    specs = [tool.spec for tool in tools.owned_tools()]
+    return build_tool_models(specs, reserved=RESERVED_NAMES) if specs else []
 
 
 def _searchable(model: ToolModel) -> str:

@@ -2,7 +2,8 @@
 
 The kernel is ready at once; the servers (a few seconds for stdio ones) connect on a thread. Before
 each cell the functions are (re)placed in the user namespace: as ``tools`` and as bare names where the
-name is free. A name the user bound is never overwritten, and ``%reset`` is repaired on the next cell.
+name is free, beside ``artifacts`` and ``codemode`` (notebook-defined tools, notebook_tools.py). A name the
+user bound is never overwritten, and ``%reset`` is repaired on the next cell.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings, load_config, resolve_code_mode
 from ..errors import ConfigError, ToolsUnavailable, UntrustedConfigError
 from ..executor import Executor
+from ..executor.owned import OwnedTool
 from ..executor.references import await_servers_named, waiting_for
 from ..hub import ServerStatus
 from ..llm import ChatModel
@@ -25,6 +27,7 @@ from ..toolbox import Toolbox
 from ..views.artifacts import KernelArtifacts
 from .admin import AdminDefaults
 from .history import History
+from .notebook_tools import CodeModeHandle, NotebookToolRegistry, note_dropped
 from .run_records import RunRecorder
 
 __all__ = ["KernelTools", "ToolsUnavailable"]
@@ -67,6 +70,10 @@ class KernelTools:
         """The ``artifacts`` object of the namespace."""
         self.cell_id: str | None = None
         """The frontend's id of the cell running now (JupyterLab sends one), for ``--replay``."""
+        self.notebook_tools = NotebookToolRegistry(taken=self._server_function_names)
+        """The functions the notebook made tools (``@codemode.tool``), given to every run."""
+        self.codemode = CodeModeHandle(self.notebook_tools)
+        """The ``codemode`` object of the namespace."""
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -246,6 +253,34 @@ class KernelTools:
         for listener in self.on_change:
             listener()
 
+    # -- notebook tools ---------------------------------------------------------------------------
+
+    def owned_tools(self) -> list[OwnedTool]:
+        """The notebook's tools for a run (``%%codemode``, ``%%agent``), less those whose function is gone."""
+        self._forget_after_reset()
+        return self.notebook_tools.owned_tools(self.shell.user_ns)
+
+    def after_cell(self, result: Any = None) -> None:
+        """After each cell: drop the notebook tools whose function it deleted or redefined undecorated.
+
+        Said in that cell's output; after ``%reset`` every notebook tool is gone, silently.
+        """
+        self._forget_after_reset()
+        note_dropped(self.notebook_tools.prune(self.shell.user_ns))
+
+    def _forget_after_reset(self) -> None:
+        """``%reset`` (or ``del codemode``) took ``codemode`` away: the notebook's tools go with it."""
+        if "codemode" in self._placed and "codemode" not in self.shell.user_ns:
+            self.notebook_tools.clear()
+            del self._placed["codemode"]
+            self.shell.user_ns_hidden.pop("codemode", None)
+
+    def _server_function_names(self) -> list[str]:
+        """The configured servers' tools' names in programs, as far as they are connected now."""
+        if self.toolbox is None or not self.ready:
+            return []
+        return [model.function_name for model in self.toolbox.models]
+
     # -- the namespace ----------------------------------------------------------------------------
 
     def before_cell(self, info: Any = None) -> None:
@@ -285,12 +320,13 @@ class KernelTools:
             toolbox.hub.loop_thread.run(await_servers_named(toolbox, source, namespace))
 
     def place(self) -> None:
-        """Put ``tools`` and every free tool name into the user namespace, hidden from ``%who``."""
-        if self.toolbox is None or not self.ready:
-            return
+        """Put ``codemode``, ``tools`` and every free tool name into the namespace, hidden from ``%who``."""
+        self._forget_after_reset()
         namespace = self.shell.user_ns
-        wanted: dict[str, Any] = {"tools": self.toolbox.tools, "artifacts": self.artifacts}
-        wanted.update({name: self.toolbox.tools[name] for name in dir(self.toolbox.tools)})
+        wanted: dict[str, Any] = {"codemode": self.codemode}
+        if self.toolbox is not None and self.ready:
+            wanted.update({"tools": self.toolbox.tools, "artifacts": self.artifacts})
+            wanted.update({name: self.toolbox.tools[name] for name in dir(self.toolbox.tools)})
         skipped = []
         for name, value in wanted.items():
             current = namespace.get(name, _ABSENT)
@@ -303,6 +339,15 @@ class KernelTools:
             self.shell.user_ns_hidden[name] = value
             self._placed[name] = value
         new = [name for name in skipped if name not in self.skipped]
+        if "codemode" in new:
+            self.skipped.append("codemode")
+            new.remove("codemode")
+            print(
+                "codemode: the name codemode is bound to your own value in this kernel, so @codemode.tool "
+                "is not available; del codemode to get it back",
+                file=sys.stderr,
+                flush=True,
+            )
         if new:
             self.skipped.extend(new)
             print(
