@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .artifacts import ArtifactStore
 from .errors import ArtifactError
@@ -35,11 +35,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CallStatus = Literal[
-    "running", "ok", "tool_error", "invalid_arguments", "timeout", "cancelled", "server_error"
+    "running", "ok", "tool_error", "invalid_arguments", "timeout", "cancelled", "server_error", "denied"
 ]
 """``ok`` answered; ``tool_error`` the server reported isError; ``invalid_arguments`` refused before
 sending; ``timeout`` the per-call timeout fired; ``cancelled`` the caller gave up (interrupt);
-``server_error`` the connection or the protocol failed."""
+``server_error`` the connection or the protocol failed; ``denied`` it needed approval and did not get it
+(nothing was sent)."""
 
 _PREVIEW_CHARS = 2000
 DEFAULT_ARTIFACT_THRESHOLD = 64 * 1024
@@ -66,6 +67,8 @@ class ToolCallRecord(TypedDict):
     execution_id: str | None
     seq: int | None
     """Its number in the execution, as the program issued it."""
+    approval: NotRequired[dict[str, Any] | None]
+    """For a call that needed approval: ``decision`` (allowed, denied), ``by``, ``scope``, ``reason``."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ class CallRecord:
     seq: int | None = None
     """The call's number in its execution, as the program issued it (a parallel batch in submission order);
     None for calls made outside a program."""
+    approval: dict[str, Any] | None = None
+    """For a call that needed approval (``approvals.py``): the decision, who made it, and why it was asked."""
 
     def to_json(self) -> ToolCallRecord:
         """A JSON-serialisable dict of every field."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import io
 import json
@@ -12,7 +13,7 @@ import sys
 import tokenize
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .config import find_config, load_config, trust_config
@@ -22,6 +23,9 @@ from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
 from .toolbox import RESERVED_NAMES, Toolbox
 from .toolspec import ToolSpec
 from .typegen import build_tool_models, renamed_warning, render_stubs
+
+if TYPE_CHECKING:
+    from .approvals import Approver
 
 __all__ = ["main"]
 
@@ -116,6 +120,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with --pending: the JSON printed by the last round, with results filled in; the program runs "
         "again from the top, every answered call answered from the file and no call made twice",
+    )
+    run.add_argument(
+        "--approve",
+        choices=["ask", "all", "none"],
+        default=None,
+        help="calls that need approval (destructive tools, codeMode.approve; docs/approvals.md): ask on the "
+        "terminal (the default when standard input is one), allow all, or deny all (the default otherwise)",
     )
     run.set_defaults(run=_cmd_run)
 
@@ -294,7 +305,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except PendingFileError as exc:
             print(f"codemode: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    with Toolbox(config) as toolbox, Executor(toolbox) as executor:
+    approver = _approver(args.approve, program_on_stdin=args.file == "-")
+    if isinstance(approver, str):
+        print(f"codemode: {approver}", file=sys.stderr)
+        return EXIT_USAGE
+    with Toolbox(config) as toolbox, Executor(toolbox, approver=approver) as executor:
         result = executor.run(code, timeout=args.timeout, replay=record, pending=args.pending)
     if result.status == "pending":
         print(json.dumps(pending_state(result, args.file), indent=2, ensure_ascii=False))
@@ -303,6 +318,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_result_text(result))
     return result.exit_code
+
+
+def _approver(choice: str | None, *, program_on_stdin: bool) -> Approver | str | None:
+    """Who decides the run's calls that need approval; a str is a usage error to print."""
+    from .approvals import PromptApprover, approve_all, deny_all
+
+    if choice == "all":
+        return approve_all
+    terminal = sys.stdin.isatty() and not program_on_stdin
+    if choice == "none":
+        return deny_all
+    if choice is None and not terminal:
+        return None  # nobody to ask: such a call is denied with a message naming the fix
+    if not terminal:
+        return "--approve ask needs a terminal on standard input; use --approve all or --approve none"
+
+    async def ask(question: str) -> str:
+        sys.stderr.write(question)
+        sys.stderr.flush()
+        line: str = await asyncio.to_thread(sys.stdin.readline)
+        if not line:
+            raise EOFError
+        return line
+
+    return PromptApprover(ask)
 
 
 class _UnreadableProgramError(Exception):

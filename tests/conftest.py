@@ -57,6 +57,12 @@ def everything_bin() -> str:
 
 
 @pytest.fixture(scope="session")
+def memory_server_bin() -> str:
+    """server-memory from npm: a knowledge graph whose delete_* tools say destructiveHint: true."""
+    return require_executable(NODE_BIN / "mcp-server-memory")
+
+
+@pytest.fixture(scope="session")
 def time_server_bin() -> str:
     return require_executable(Path(sys.executable).parent / "mcp-server-time")
 

@@ -88,6 +88,20 @@ ToolRef = Annotated[str, AfterValidator(_check_tool_ref)]
 """An ``excludedTools`` entry: ``tool`` or ``server/tool``."""
 
 
+def _check_tool_pattern(entry: str) -> str:
+    parts = entry.split("/")
+    if len(parts) > 2 or not all(parts) or (len(parts) == 1 and entry == "*"):
+        raise _invalid(
+            f'"{entry}" is not a tool pattern',
+            'write "tool" (that tool on every server), "server/tool", or "server/*" (every tool of a server)',
+        )
+    return entry
+
+
+ToolPattern = Annotated[str, AfterValidator(_check_tool_pattern)]
+"""An ``approve``/``autoApprove`` entry: ``tool``, ``server/tool`` or ``server/*``."""
+
+
 class ConfigModel(BaseModel):
     """Shared settings: camelCase keys in files, snake_case in Python, immutable once loaded.
 
@@ -245,6 +259,11 @@ class CodeModeSettings(ConfigModel):
     """A tool result whose JSON is larger is stored as an artifact; its call record keeps a preview and the
     artifact's id. None keeps every result whole in the records."""
     sandbox: SandboxSettings = SandboxSettings()
+    approve: list[ToolPattern] = []
+    """Tools whose calls from a program wait for a person's decision, besides those their server marks
+    destructive (``destructiveHint``); docs/approvals.md."""
+    auto_approve: list[ToolPattern] = []
+    """Tools never asked about, destructive or not: the ones a user trusts."""
 
     def is_excluded(self, server: str, tool: str) -> bool:
         """Whether ``tool`` of ``server`` stays out of code mode (listed as ``tool`` or ``server/tool``)."""

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..approvals import ApprovalCheck
 from ..calllog import ToolCallRecord
 from ..errors import ToolNameCollisionError
 from ..toolspec import ToolSpec
@@ -60,6 +61,8 @@ class CallPlan:
     owned: dict[tuple[str, str], OwnedTool] = field(default_factory=dict)
     models: list[ToolModel] = field(default_factory=list)
     """The owned tools as the worker builds them (their Python names)."""
+    approval: ApprovalCheck | None = None
+    """Which of the servers' tools wait for a decision, and whom to ask (``approvals.py``)."""
 
     @property
     def can_pend(self) -> bool:
@@ -83,6 +86,7 @@ def plan_calls(
     replay: Sequence[Mapping[str, Any]] | None,
     pending: bool,
     reserved: frozenset[str],
+    approval: ApprovalCheck | None = None,
 ) -> CallPlan:
     """The CallPlan of one run.
 
@@ -92,6 +96,7 @@ def plan_calls(
         replay: the record to answer from.
         pending: the caller owns every tool (see ``CallPlan.pending_all``).
         reserved: names code mode defines itself (``toolbox.RESERVED_NAMES``).
+        approval: the approval policy and whom to ask.
 
     Raises:
         ToolNameCollisionError: a caller's tool has the Python name of a server's tool, or two of them
@@ -108,7 +113,8 @@ def plan_calls(
         owned[key] = tool
     models = owned_models(list(owned.values()), taken=taken, reserved=reserved)
     book = ReplayBook(replay) if replay is not None else None
-    return CallPlan(book=book, pending_all=pending and book is not None, owned=owned, models=models)
+    pending_all = pending and book is not None
+    return CallPlan(book=book, pending_all=pending_all, owned=owned, models=models, approval=approval)
 
 
 def owned_models(

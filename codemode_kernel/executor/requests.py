@@ -50,8 +50,12 @@ from .wire import read_frame_async
 __all__ = ["WorkerRequests"]
 
 log = logging.getLogger(__name__)
-_REPLAYABLE = ("ok", "tool_error", "invalid_arguments", "timeout", "server_error")
-_ERROR_FOR_STATUS = {"invalid_arguments": "ToolArgumentError", "timeout": "ToolTimeoutError"}
+_REPLAYABLE = ("ok", "tool_error", "invalid_arguments", "timeout", "server_error", "denied")
+_ERROR_FOR_STATUS = {
+    "invalid_arguments": "ToolArgumentError",
+    "timeout": "ToolTimeoutError",
+    "denied": "ToolError",
+}
 
 ArtifactAnswer = ArtifactMetadata | ValueEnvelope | list[ArtifactMetadata]
 """What an artifact request gets: the stored artifact's metadata, the loaded value, or the listing."""
@@ -138,6 +142,7 @@ class WorkerRequests:
                 execution_id=state.execution_id,
                 seq=seq,
                 progress=state.progress_of(tool, seq),
+                approval=plan.approval,
             )
         except CodeModeError as exc:
             _fail(state, call_id, _error_data(exc, tool))

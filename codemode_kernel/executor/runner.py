@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..approvals import ApprovalCheck, ApprovalPolicy, Approver
 from ..artifacts import ArtifactStore
 from ..calllog import ToolCallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
@@ -93,6 +94,7 @@ class Executor:
         sandbox: Mapping[str, Any] | None = None,
         session_idle: float = DEFAULT_SESSION_IDLE,
         llm: LLMHandler | None = None,
+        approver: Approver | None = None,
     ) -> None:
         """Set up; the worker process starts with the first run.
 
@@ -111,6 +113,9 @@ class Executor:
             llm: answers a program's ``llm()`` / ``llm_json()``: called with the request (``prompt``,
                 ``system``, ``max_tokens``) on the hub's loop, returns the answer's text. Without it those
                 calls raise ``LLMError`` in the program, saying that no model is configured.
+            approver: asked to decide a program's call that needs approval (a destructive tool, or one
+                the settings' ``approve`` lists; ``approvals.py``), unless a run names its own. Without
+                one such calls are denied, saying so.
 
         The artifact store is the toolbox's (``.codemode/artifacts.db`` of the workspace); tool results over
         the config's ``codeMode.artifactThresholdBytes`` are stored there by the hub's call log.
@@ -122,6 +127,9 @@ class Executor:
         self._hub = toolbox.hub
         self._loop_thread = toolbox.hub.loop_thread
         self._requests = WorkerRequests(self._hub, self.artifacts, self.settings, llm)
+        self.approver = approver
+        self.approvals = ApprovalPolicy(self.settings.approve, self.settings.auto_approve)
+        """Which calls need a decision: from the settings' ``approve`` and ``autoApprove``."""
         self.timeout = _check_timeout(timeout if timeout is not None else self.settings.timeout)
         self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
@@ -209,6 +217,7 @@ class Executor:
         replay: Sequence[Mapping[str, Any]] | None = None,
         pending: bool = False,
         tools: Sequence[OwnedTool] = (),
+        approver: Approver | None = None,
         on_output: OutputCallback | None = None,
         on_call: CallCallback | None = None,
         on_progress: ProgressWatcher | None = None,
@@ -232,6 +241,7 @@ class Executor:
                 servers'. Those with an ``answer`` are answered by it; the others are the caller's to
                 answer: their calls stop the run as ``pending``, and a run with the answers appended to
                 ``replay`` goes on (``executor/owned.py``, docs/pending.md).
+            approver: who decides this run's calls that need approval (default: the executor's).
             on_output: called with ``("stdout" | "stderr", text)`` as the program prints, on the hub's
                 thread (keep it short): for live views.
             on_call: called with the CallRecord of each of this execution's tool calls when it starts
@@ -245,6 +255,7 @@ class Executor:
             replay=replay,
             pending=pending,
             reserved=RESERVED_NAMES,
+            approval=ApprovalCheck(self.approvals, approver or self.approver),
         )
         runner = self._run(code, timeout, inputs, session, plan, Watchers(on_output, on_call, on_progress))
         return await self._loop_thread.run_async(runner)

@@ -13,7 +13,7 @@ import asyncio
 import difflib
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -21,9 +21,10 @@ from typing import Any
 from mcp import MCPError
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
+from ..approvals import ApprovalCheck, ApprovalRequest
 from ..calllog import CallLog, CallRecord
 from ..config import ServerConfig
-from ..errors import ServerError, ToolArgumentError, ToolTimeoutError, UnknownToolError
+from ..errors import ServerError, ToolArgumentError, ToolError, ToolTimeoutError, UnknownToolError
 from ..toolspec import ToolSpec
 from ..typegen import ArgumentValidator
 from .connection import ProgressCallback, ServerConnection, ServerState
@@ -246,6 +247,7 @@ class ToolHub:
         progress: ProgressCallback | None = None,
         execution_id: str | None = None,
         seq: int | None = None,
+        approval: ApprovalCheck | None = None,
     ) -> dict[str, Any]:
         """Call a tool and return its CallToolResult in wire (camelCase JSON) form.
 
@@ -253,16 +255,19 @@ class ToolHub:
         An interrupt (KeyboardInterrupt) while waiting cancels the call at the server.
 
         ``execution_id`` and ``seq`` place the call in a program's record (its execution, its number there).
+        ``approval``: a call its policy says needs approval waits for a decision (``approvals.py``), within
+        the call's timeout, after its arguments are checked; the decision is in its record.
 
         Raises:
             UnknownToolError: no such server or tool.
             ToolArgumentError: the arguments do not fit the tool's input schema; nothing was sent.
             ToolTimeoutError: no answer within the timeout; the call was cancelled at the server.
             ServerError: the server is not connected or the connection failed.
+            ToolError: the call needed approval and was denied; nothing was sent.
         """
         loop = self._require_loop()
         return await loop.run_async(
-            self._call(server, tool, arguments or {}, timeout, progress, execution_id, seq)
+            self._call(server, tool, arguments or {}, timeout, progress, execution_id, seq, approval)
         )
 
     call = blocking(acall, loop=lambda hub: hub._require_loop())
@@ -376,6 +381,7 @@ class ToolHub:
         progress: ProgressCallback | None,
         execution_id: str | None,
         seq: int | None = None,
+        approval: ApprovalCheck | None = None,
     ) -> dict[str, Any]:
         conn = self._connection(server)
         limit = timeout if timeout is not None else (conn.config.timeout or DEFAULT_CALL_TIMEOUT)
@@ -388,6 +394,18 @@ class ToolHub:
         except ToolArgumentError as exc:
             self.call_log.finish(record, "invalid_arguments", error=str(exc))
             raise
+        if approval is not None and (reason := approval.policy.reason(spec)) is not None:
+            request = ApprovalRequest(server, tool, arguments, reason, spec.description, execution_id)
+            try:
+                decision = await approval.decide(request, max(0.0, deadline - loop.time()))
+            except asyncio.CancelledError:
+                self.call_log.finish(record, "cancelled", error="cancelled while waiting for approval")
+                raise
+            record = replace(record, approval=decision.to_json(reason))
+            if not decision.allowed:
+                message = decision.denial(request, limit)
+                self.call_log.finish(record, "denied", error=message)
+                raise ToolError(message, tool=tool, server=server)
         try:
             # The SDK's own request timeout: when it expires, the server is sent notifications/cancelled.
             left = max(0.0, deadline - loop.time())

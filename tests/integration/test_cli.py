@@ -179,3 +179,62 @@ def test_run_pending_prints_the_calls_and_resumes_with_the_answers(project: Path
     assert bad.returncode == 2 and 'answers.json: no "pending_calls" list' in bad.stderr
     alone = codemode("run", "prog.py", "--answers", "answers.json", cwd=project, home=home)
     assert alone.returncode == 2 and "add --pending" in alone.stderr
+
+
+WRITE_PROGRAM = 'write_file(path="note.txt", content="hello")\nprint(read_file(path="note.txt"))\n'
+
+
+def test_run_asks_before_a_destructive_call_or_follows_approve(project: Path, home: Path) -> None:
+    # The demo workspace server's write_file says destructiveHint: true.
+    (project / "prog.py").write_text(WRITE_PROGRAM)
+    nobody = codemode("run", "prog.py", cwd=project, home=home)  # standard input is not a terminal
+    assert nobody.returncode == 1 and not (project / "note.txt").exists()
+    assert "workspace/write_file needs approval (its server marks it destructive" in nobody.stdout
+    assert "--approve all" in nobody.stdout
+    denied = codemode("run", "prog.py", "--approve", "none", cwd=project, home=home)
+    assert denied.returncode == 1 and "was denied by --approve none; nothing was sent" in denied.stdout
+    allowed = codemode("run", "prog.py", "--approve", "all", "--json", cwd=project, home=home)
+    assert allowed.returncode == 0, allowed.stdout
+    record = json.loads(allowed.stdout)
+    assert record["stdout"] == "hello\n"
+    assert record["tool_calls"][0]["approval"]["by"] == "--approve all"
+
+
+def test_run_on_a_terminal_asks_and_takes_the_answer(project: Path, home: Path) -> None:
+    import os
+    import pty
+    import select
+    import subprocess
+
+    (project / "prog.py").write_text(WRITE_PROGRAM)
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codemode_kernel.cli", "run", "prog.py"],
+        cwd=project,
+        env=env,
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(follower)
+    try:
+        asked = b""
+        assert proc.stderr is not None
+        while b"(default): " not in asked:  # the question, then it waits for a line
+            ready, _, _ = select.select([proc.stderr], [], [], 60)
+            assert ready, f"no question on the terminal; stderr so far: {asked!r}"
+            chunk = os.read(proc.stderr.fileno(), 4096)
+            assert chunk, f"codemode run ended without asking: {asked!r}"
+            asked += chunk
+        os.write(leader, b"y\n")
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        os.close(leader)
+        proc.kill()
+    question = asked.decode()
+    assert 'workspace/write_file(path="note.txt", content="hello") needs approval' in question
+    assert "y = this call, a = this tool from now on, n = deny (default)" in question
+    assert proc.returncode == 0 and out.decode().startswith("hello\n")
+    assert (project / "note.txt").read_text() == "hello"
