@@ -23,11 +23,21 @@ from starlette.requests import Request
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
-from ..errors import ServerBusyError, SessionLimitError
+from ..errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
 from ..executor import ExecutionResult, Executor
 from ..executor.result import format_result_text
 from ..limits import MAX_TIMEOUT, MIN_TIMEOUT
 from ..toolbox import Toolbox
+from .client_tools import (
+    ANSWERS_PARAMETER,
+    RESUME_PARAMETER,
+    TOOLS_PARAMETER,
+    ClientRun,
+    ClientToolsError,
+    client_run,
+    error_hint,
+    pending_reply,
+)
 from .http import HttpAccess, run_http
 from .limits import Admission
 from .llm import model_answerer
@@ -51,6 +61,12 @@ SESSION_PARAMETER = (
     "imports, functions) from one call to the next. Omit it for a fresh process each call. A session ends "
     "after {idle} s unused, or when its program is stopped; the result's `session` says which one ran, and "
     "over HTTP without MCP sessions it is the name to pass next time."
+)
+
+SESSION_REFUSED = (
+    "session: not with tools or resume: a program using your tools is run again from the top in each "
+    "follow-up call, which a session's globals would not survive; leave out session (a program can keep "
+    "data for later calls with store_artifact)"
 )
 
 
@@ -88,17 +104,33 @@ def build_server(
             float | None, Field(ge=MIN_TIMEOUT, le=MAX_TIMEOUT, description=timeout_text)
         ] = None,
         session: Annotated[str | None, Field(min_length=1, max_length=100, description=session_text)] = None,
+        tools: Annotated[list[dict[str, Any]] | None, Field(description=TOOLS_PARAMETER)] = None,
+        resume: Annotated[dict[str, Any] | None, Field(description=RESUME_PARAMETER)] = None,
+        answers: Annotated[list[dict[str, Any]] | None, Field(description=ANSWERS_PARAMETER)] = None,
     ) -> Annotated[CallToolResult, ExecutionRecord]:
+        try:
+            run = client_run(code, tools, resume, answers, timeout)
+        except ClientToolsError as exc:
+            raise ToolError(str(exc)) from None
+        if run is not None and session is not None:
+            raise ToolError(SESSION_REFUSED)
         try:
             ref = sessions.resolve(_scope(transport, ctx), session) if session is not None else None
             async with admission.place():
-                result = await _run(executor, ctx, code, timeout, ref)
+                result = await _run(executor, ctx, code, timeout, ref, run)
         except (ServerBusyError, SessionLimitError) as exc:
             raise ToolError(str(exc)) from None
-        record = dict(result.to_dict(), session=ref.name if ref else None)
+        except ToolNameCollisionError as exc:
+            raise ToolError(f"tools: {exc}") from None
+        record = dict(result.to_dict(), session=ref.name if ref else None, resume=None)
         text = format_result_text(result)
         if ref is not None:
             text += f"\nsession: {ref.name}" + (" (new: no globals from earlier calls)" if ref.new else "")
+        if run is not None and result.status == "pending":
+            record["pending_calls"], record["resume"], instructions = pending_reply(result, run)
+            text += instructions
+        elif run is not None and result.error is not None:
+            text += error_hint(result.error, run)
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content=record,
@@ -130,16 +162,26 @@ def build_server(
 
 
 async def _run(
-    executor: Executor, ctx: Context[Any, Any], code: str, timeout: float | None, ref: SessionRef | None
+    executor: Executor,
+    ctx: Context[Any, Any],
+    code: str,
+    timeout: float | None,
+    ref: SessionRef | None,
+    client: ClientRun | None = None,
 ) -> ExecutionResult:
-    """Run one program, relaying its calls, progress and output to the client as it goes."""
+    """Run one program, relaying its calls, progress and output to the client as it goes.
+
+    ``client``: the client's tools and the record of earlier rounds (``client_tools.py``).
+    """
     relay = ProgressRelay(ctx, asyncio.get_running_loop())
     relay.start()
     running = asyncio.ensure_future(
         executor.arun(
             code,
-            timeout=timeout,
+            timeout=client.timeout if client is not None else timeout,
             session=ref.key if ref is not None else None,
+            tools=client.tools if client is not None else (),
+            replay=client.record if client is not None else None,
             on_output=relay.on_output,
             on_call=relay.on_call,
             on_progress=relay.on_progress,

@@ -23,5 +23,8 @@ class ExecutionRecord(TypedDict):
     timeout_s: float
     protections: list[str]
     pending_calls: list[dict[str, Any]]
+    """The calls of the client's tools the program waits on (status ``pending``): id, seq, tool, arguments."""
     session: str | None
     """The session the program ran in (the name to pass next time), or None for a fresh process."""
+    resume: dict[str, Any] | None
+    """With status ``pending``: the state to pass back as ``resume`` with the answers (client_tools.py)."""
