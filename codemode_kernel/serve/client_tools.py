@@ -86,7 +86,7 @@ class ClientRun:
     code: str
     definitions: list[dict[str, Any]]
     """The client's tool definitions as checked, kept in the resume state."""
-    first_code: str | None
+    resumed_sha256: str | None
     """The digest of the code the resume state was made for (None in a first round)."""
     tools: list[OwnedTool]
     record: list[Mapping[str, Any]]
@@ -160,7 +160,7 @@ def _check_tools(tools: Sequence[Any], where: str) -> list[dict[str, Any]]:
             )
         seen[name] = index
         place = f'{place} ("{name}")'
-        description = tool.get("description", "")
+        description = tool.get("description") or ""  # null too: what a serialized SDK Tool holds
         if not isinstance(description, str):
             raise ClientToolsError(f'{place}: "description" must be a string')
         title = tool.get("title")
@@ -192,7 +192,7 @@ def pending_reply(
     ]
     resume: dict[str, Any] = {
         "version": RESUME_VERSION,
-        "code_sha256": run.first_code or _digest(run.code),
+        "code_sha256": run.resumed_sha256 or _digest(run.code),
         "tools": run.definitions,
         "record": record,
         "pending": pending,
@@ -205,7 +205,7 @@ def pending_reply(
 def error_hint(error: ErrorRecord, run: ClientRun) -> str:
     """A line on a failed round with the client's tools that says what went wrong with them, or ""."""
     message = str(error.get("message", ""))
-    if message.startswith(_DIVERGED) and run.first_code not in (None, _digest(run.code)):
+    if message.startswith(_DIVERGED) and run.resumed_sha256 not in (None, _digest(run.code)):
         return (
             "The code is not the program the `resume` state was made for: send the same code with resume and "
             "answers, or run the new code without them.\n"

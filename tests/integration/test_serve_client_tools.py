@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, stdio_client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, Tool
 
 from tests.integration.serve_support import demo_server, stdio_params, write_serve_config
 
@@ -29,16 +29,13 @@ WEB_SEARCH = {
     "description": "Search the web; only the client can.",
     "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
 }
-TRANSLATE = {
-    "name": "translate",
-    "description": "Translate a text into English.",
-    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-    "outputSchema": {
-        "type": "object",
-        "properties": {"english": {"type": "string"}},
-        "required": ["english"],
-    },
-}
+# As a client holds a tool of its own (the SDK's Tool, serialized with its nulls: title, icons, _meta...).
+TRANSLATE = Tool(
+    name="translate",
+    description="Translate a text into English.",
+    input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    output_schema={"type": "object", "properties": {"english": {"type": "string"}}, "required": ["english"]},
+).model_dump(by_alias=True, mode="json")
 # A configured server's tool (slow, so its progress shows whether the server was really called), then a
 # parallel batch of two client calls, then one more round of the client's.
 PROGRAM = (
@@ -201,6 +198,24 @@ def test_an_error_answer_is_a_tool_error_and_a_diverging_follow_up_names_the_fir
             )
             assert _record(named)["error"]["type"] == "NameError"
             assert "Your tools have snake_case names in programs: webSearch is web_search." in _text(named)
+
+    anyio.run(rounds)
+
+
+def test_another_serve_process_takes_the_next_round_nothing_is_kept_between_rounds(tmp_path: Path) -> None:
+    code = 'w = get_weather(city="Oslo", unit="celsius")\nweb_search(query=w.conditions)'
+
+    async def rounds() -> None:
+        async with _serve(tmp_path) as client:
+            first = _record(await client.call_tool("execute_python", {"code": code, "tools": [WEB_SEARCH]}))
+        async with _serve(tmp_path) as client:  # a new process, as after a restart
+            answer = {"id": first["pending_calls"][0]["id"], "result": "found"}
+            done = await client.call_tool(
+                "execute_python", {"code": code, "resume": first["resume"], "answers": [answer]}
+            )
+        assert _record(done)["value"] == {"kind": "text", "text": "found"}, _text(done)
+        weather = _record(done)["tool_calls"][0]
+        assert weather["tool"] == "get_weather" and weather["warnings"]  # from the record, not the server
 
     anyio.run(rounds)
 
