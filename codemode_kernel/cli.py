@@ -135,9 +135,11 @@ def _parser() -> argparse.ArgumentParser:
         parents=[with_config],
         help="serve code mode as an MCP server (execute_python) for MCP hosts",
         description="Connect the configured servers and serve execute_python: a program calling their "
-        "tools as typed functions, answered with the whole result record, with progress, cancellation and "
-        "sessions that keep globals (docs/serve.md). Tools excluded from code mode are served as they are; "
-        "artifacts are resources. Limits (programs at once, queue, sessions) are defaults.serve in the "
+        "tools as typed functions, answered with the whole result record, with progress, cancellation, "
+        "sessions that keep globals, and tools the client owns, whose calls come back as pending calls the "
+        "client answers in a follow-up call (tools, resume, answers; docs/serve.md). Tools excluded from "
+        "code mode are served as they are; artifacts are resources. Limits (programs at once, queue, "
+        "sessions) are defaults.serve in the "
         "config. stdio by default (for Claude Desktop, Claude Code, VS Code); --transport http serves "
         "Streamable HTTP at http://HOST:PORT/mcp, refusing requests whose Host or browser Origin is not "
         "this server's, and asking for a bearer token on any address but loopback.",
