@@ -156,19 +156,26 @@ class PromptApprover:
         self.who = who
         self.allowed: set[str] = set()
         """Tools allowed with ``a`` (``server/tool``)."""
+        self._one_at_a_time: asyncio.Lock | None = None
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
-        """Allow a tool allowed earlier with ``a``; else ask."""
-        if request.qualified_name in self.allowed:
-            return Decision(True, f"{self.who} (allowed earlier with a)", scope="kernel")
-        try:
-            answer = (await self.ask(question(request))).strip().lower()
-        except EOFError:
-            return Decision(False, "nobody")
-        if answer in ("a", "always"):
-            self.allowed.add(request.qualified_name)
-            return Decision(True, self.who, scope="kernel")
-        return Decision(answer in ("y", "yes"), self.who)
+        """Allow a tool allowed earlier with ``a``; else ask.
+
+        One question at a time: a parallel batch of destructive calls is asked about in turn.
+        """
+        if self._one_at_a_time is None:
+            self._one_at_a_time = asyncio.Lock()
+        async with self._one_at_a_time:
+            if request.qualified_name in self.allowed:
+                return Decision(True, f"{self.who} (allowed earlier with a)", scope="kernel")
+            try:
+                answer = (await self.ask(question(request))).strip().lower()
+            except EOFError:
+                return Decision(False, "nobody")
+            if answer in ("a", "always"):
+                self.allowed.add(request.qualified_name)
+                return Decision(True, self.who, scope="kernel")
+            return Decision(answer in ("y", "yes"), self.who)
 
 
 def question(request: ApprovalRequest) -> str:
