@@ -87,6 +87,7 @@ class CodeModeMagics(Magics):
 
             %codemode status              servers, failures with reasons, tool count, sandbox protections
             %codemode tools [QUERY]       the tools whose name or description matches, with signatures
+                                          (the notebook's own, @codemode.tool, under "notebook:")
             %codemode history [N]         this kernel's executions (the last N) and direct tool calls
             %codemode artifacts           the artifact browser: previews, and loading one into the namespace
             %codemode reload [--config F] re-read the config (or read F) and reconnect every server
