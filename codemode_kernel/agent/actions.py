@@ -23,6 +23,7 @@ from ..llm.types import ToolCall
 from ..toolbox import Toolbox
 from ..toolspec import ToolSpec
 from . import prompt
+from .artifact_tools import ARTIFACT_TOOLS, run_artifact_tool
 from .emitter import Emitter
 from .events import (
     CodeRequested,
@@ -70,8 +71,10 @@ class ActionRunner:
 
         ``replay``: the record a program that stopped pending resumes with (the caller's answers in it).
         """
-        if self.toolset.code_mode and call.name == prompt.EXECUTE_PYTHON:
+        if self.toolset.offers_code and call.name == prompt.EXECUTE_PYTHON:
             return await self._code(step, call, replay)
+        if self.toolset.artifact_tools and call.name in ARTIFACT_TOOLS:
+            return await self._artifact_tool(step, call)
         spec = self.toolset.classic.get(call.name)
         if spec is None:
             offered = ", ".join(d.name for d in self.toolset.definitions)
@@ -144,6 +147,22 @@ class ActionRunner:
         return artifact.id
 
     # -- classic tools ----------------------------------------------------------------------------
+
+    async def _artifact_tool(self, step: int, call: ToolCall) -> AgentAction:
+        arguments = dict(call.arguments)
+        self.emit(ToolCallRequested(step, call.id, call.name, arguments))
+        started = time.monotonic()
+        text, is_error = await asyncio.to_thread(
+            run_artifact_tool, self.executor.artifacts, call.name, arguments
+        )
+        duration = (time.monotonic() - started) * 1000
+        text = (
+            text
+            if len(text) <= self.options.result_budget
+            else text[: self.options.result_budget] + "\n[cut]"
+        )
+        self.emit(ToolCallFinished(step, call.id, call.name, text, is_error, duration))
+        return AgentAction(call, "tool", text, is_error, duration, tool=call.name)
 
     async def _tool(self, step: int, call: ToolCall, spec: ToolSpec) -> AgentAction:
         arguments = dict(call.arguments)

@@ -204,7 +204,7 @@ class Agent:
         while True:
             if state.queue:
                 if not await self._carry_out(state, emit):
-                    return  # a program waits on the caller's answers
+                    return  # a program waits on the caller's answers, or gave the final answer
                 continue
             if state.index >= state.limit:
                 result.status, result.answer = "max_steps", prompt.max_steps_message(state.limit)
@@ -259,8 +259,24 @@ class Agent:
             self.messages.append(tool_message)
             if execution is not None and execution.status == "internal":
                 raise AgentError(_internal_message(execution), result=state.result)
+            final = execution.final_answer if execution is not None else None
+            if final is not None:  # complete(answer, **data): the program's answer is the agent's
+                self._answer_rest(state)
+                emit(StepFinished(step.index, step.usage, step.model_ms, step.execution_ms))
+                state.result.answer, state.result.data = final
+                self.messages.append(Message("assistant", final[0]))
+                emit(FinalAnswer(final[0], "answered"))
+                return False
         emit(StepFinished(step.index, step.usage, step.model_ms, step.execution_ms))
         return True
+
+    def _answer_rest(self, state: _RunState) -> None:
+        """The step's calls after a program that completed are not run; the model is told so."""
+        for call in state.queue:
+            self.messages.append(
+                Message("tool", prompt.NOT_RUN_AFTER_COMPLETE, tool_call_id=call.id, is_error=True)
+            )
+        state.queue.clear()
 
     def _settle(self, mark: int | None) -> None:
         """Leave the conversation valid after a run that stopped early.

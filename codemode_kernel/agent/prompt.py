@@ -15,15 +15,19 @@ from ..limits import TIMEOUT_RANGE
 __all__ = [
     "CANCELLED_CALL",
     "CLASSIC_SYSTEM_PROMPT",
+    "CLASSIC_WITH_CODE_SYSTEM_PROMPT",
     "CODE_MODE_SYSTEM_PROMPT",
     "CODE_PARAMETER",
     "EXECUTE_PYTHON",
     "INTERNAL_MESSAGE",
+    "NOT_RUN_AFTER_COMPLETE",
     "TIMEOUT_PARAMETER",
     "execute_python_description",
     "max_steps_message",
     "timeout_message",
 ]
+
+NOT_RUN_AFTER_COMPLETE = "[not run: an earlier program gave the final answer with complete()]"
 
 EXECUTE_PYTHON = "execute_python"
 """The name of the code-mode tool (reserved: no MCP tool may take it)."""
@@ -33,6 +37,13 @@ CODE_MODE_SYSTEM_PROMPT = (
     "are functions inside those programs. Prefer one program that does the whole job (loops, several tool "
     "calls, filtering) and prints only what you need to read. When you have what you need, answer the user "
     "directly in Markdown, without calling a tool. Never invent results you did not see."
+)
+
+CLASSIC_WITH_CODE_SYSTEM_PROMPT = (
+    "You answer the user's request with the tools offered. Call them as needed; when a task needs loops, "
+    "many calls or processing data, run one Python program with execute_python instead, in which the same "
+    "tools are functions. When you have what you need, answer the user directly in Markdown, without "
+    "calling a tool. Never invent results you did not see."
 )
 
 CLASSIC_SYSTEM_PROMPT = (
@@ -62,17 +73,22 @@ _RULES = (
     "store_artifact(data, name=...) keeps data beyond the program and returns its id; "
     "get_artifact(id_or_name) and list_artifacts() read it back in a later program. Store large data "
     "instead of printing it.",
+    "complete(answer, **data) ends the program with the final answer for the user (Markdown) and data "
+    "beside it; your turn ends there, so call it only when the program has everything.",
 )
 
 _LLM_RULE = (
-    "llm(prompt) -> str and llm_json(prompt, schema=None) ask a language model from inside the program "
-    "(to summarise or classify text you should not read whole)."
+    "llm(prompt) -> str and llm_json(prompt, schema=None, strict=True) ask a language model from inside the "
+    "program (to summarise or classify text you should not read whole); llm_json(..., strict=False) returns "
+    "the raw text instead of raising when the answer is not JSON."
 )
 
 _ERROR_RULE = (
     "Errors come back with the line number in your program; fix the program and call again. The program is "
     f'stopped after {{timeout:g}} seconds unless you pass a longer "timeout" ({TIMEOUT_RANGE}).'
 )
+
+_MODULES_RULE = "Besides the standard library, these modules can be imported: {names}."
 
 _NO_NETWORK_RULE = "The program has no network access: reach the outside world through the tools."
 
@@ -100,6 +116,7 @@ def execute_python_description(
     llm: bool,
     network: bool,
     excluded: Sequence[str] = (),
+    modules: Sequence[str] = (),
 ) -> str:
     """The description of ``execute_python``: intro, rules, then the tools as stubs or a compact listing.
 
@@ -109,6 +126,8 @@ def execute_python_description(
     if llm:
         rules.append(_LLM_RULE)
     rules.append(_ERROR_RULE.format(timeout=timeout))
+    if modules:
+        rules.append(_MODULES_RULE.format(names=", ".join(modules)))
     if not network:
         rules.append(_NO_NETWORK_RULE)
     if excluded:

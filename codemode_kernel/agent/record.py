@@ -64,6 +64,8 @@ class AgentResult:
     duration_ms: float = 0.0
     pending_calls: list[PendingCall] = field(default_factory=list)
     """With status ``pending``: the calls of the caller's tools the program waits on (docs/pending.md)."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """What a program passed ``complete(answer, **data)`` beside its answer (empty otherwise)."""
 
     @property
     def round_trips(self) -> int:

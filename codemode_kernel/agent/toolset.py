@@ -21,6 +21,8 @@ from ..llm.types import ToolDefinition
 from ..toolspec import ToolSpec
 from ..typegen import ToolModel, render_signature, render_stubs
 from . import prompt
+from .artifact_tools import ARTIFACT_TOOLS
+from .modules import importable_modules
 from .options import AgentOptions
 
 __all__ = ["AgentToolset", "build_toolset", "compact_listing"]
@@ -47,11 +49,15 @@ class AgentToolset:
     """True when ``execute_python`` lists the tools compactly instead of as stubs."""
     timeout: float = DEFAULT_TIMEOUT
     """Seconds an execution may run unless the model asks for another limit."""
+    offers_code: bool = False
+    """``execute_python`` is offered: code mode, or classic mode with ``codeMode.offerInClassic``."""
+    artifact_tools: bool = False
+    """``store_artifact``, ``list_artifacts`` and ``get_artifact`` are offered as ordinary tools."""
 
     @property
     def execute_python(self) -> ToolDefinition | None:
-        """The ``execute_python`` definition (None with code mode off)."""
-        return self.definitions[0] if self.code_mode else None
+        """The ``execute_python`` definition (None when it is not offered)."""
+        return self.definitions[0] if self.offers_code else None
 
 
 def build_toolset(
@@ -71,15 +77,21 @@ def build_toolset(
         options: budgets and the listing style.
         llm: whether programs can call ``llm()`` (the executor has a model to answer it).
     """
-    if not settings.enabled:
+    if not settings.enabled and not settings.offer_in_classic:
         classic = _classic_tools(specs, reserved=set())
         definitions = tuple(_classic_definition(name, spec) for name, spec in classic.items())
         return AgentToolset(False, _system(prompt.CLASSIC_SYSTEM_PROMPT, options), definitions, classic)
     in_code = [m for m in models if not settings.is_excluded(m.spec.server, m.spec.name)]
     in_code_keys = {(m.spec.server, m.spec.name) for m in in_code}
-    classic = _classic_tools(
-        [s for s in specs if (s.server, s.name) not in in_code_keys], reserved={prompt.EXECUTE_PYTHON}
-    )
+    if not settings.enabled:
+        # Classic mode, with execute_python offered beside every tool (seed 004): each tool is both an
+        # ordinary tool and a function in programs, and the artifacts are ordinary tools too.
+        classic = _classic_tools(specs, reserved={prompt.EXECUTE_PYTHON, *ARTIFACT_TOOLS})
+        in_code_keys = set()
+    else:
+        classic = _classic_tools(
+            [s for s in specs if (s.server, s.name) not in in_code_keys], reserved={prompt.EXECUTE_PYTHON}
+        )
     listing, compact = _listing(in_code, options)
     description = prompt.execute_python_description(
         python=f"{sys.version_info.major}.{sys.version_info.minor}",
@@ -90,18 +102,26 @@ def build_toolset(
         tool_count=len(in_code),
         llm=llm,
         network=settings.sandbox.network,
-        excluded=list(classic),
+        excluded=[name for name, spec in classic.items() if (spec.server, spec.name) not in in_code_keys]
+        if settings.enabled
+        else [],
+        modules=importable_modules(settings.preload),
     )
     execute = ToolDefinition(prompt.EXECUTE_PYTHON, description, _execute_python_parameters(settings.timeout))
     definitions = (execute, *(_classic_definition(name, spec) for name, spec in classic.items()))
+    if not settings.enabled:
+        definitions += tuple(ToolDefinition(name, *ARTIFACT_TOOLS[name]) for name in ARTIFACT_TOOLS)
+    system = prompt.CODE_MODE_SYSTEM_PROMPT if settings.enabled else prompt.CLASSIC_WITH_CODE_SYSTEM_PROMPT
     return AgentToolset(
-        True,
-        _system(prompt.CODE_MODE_SYSTEM_PROMPT, options),
+        settings.enabled,
+        _system(system, options),
         definitions,
         classic,
         tuple(in_code),
         compact,
         settings.timeout,
+        offers_code=True,
+        artifact_tools=not settings.enabled,
     )
 
 

@@ -264,6 +264,9 @@ class CodeModeSettings(ConfigModel):
     destructive (``destructiveHint``); docs/approvals.md."""
     auto_approve: list[ToolPattern] = []
     """Tools never asked about, destructive or not: the ones a user trusts."""
+    offer_in_classic: StrictBool = False
+    """With ``enabled: false`` (classic tool calling), offer ``execute_python`` too, and the artifacts as
+    ordinary tools (seed 004): the model calls tools one by one and writes a program when that is better."""
 
     def is_excluded(self, server: str, tool: str) -> bool:
         """Whether ``tool`` of ``server`` stays out of code mode (listed as ``tool`` or ``server/tool``)."""

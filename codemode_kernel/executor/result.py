@@ -67,6 +67,17 @@ class ExecutionResult:
     """Isolation layers in force; ``missing:<layer>: reason`` entries name those that were not."""
     pending_calls: list[PendingCall] = field(default_factory=list)
     """Each a ``PendingCall``: the calls a replay stopped at (status ``pending``)."""
+    completed: bool = False
+    """The program ended with ``complete(answer, **data)``: ``value`` is ``{"answer": ..., "data": {...}}``,
+    a final answer the agent returns as its own."""
+
+    @property
+    def final_answer(self) -> tuple[str, dict[str, Any]] | None:
+        """The answer and data a program gave ``complete()``, or None."""
+        if not self.completed or self.value is None or self.value["kind"] != "json":
+            return None
+        final = self.value["data"]
+        return (str(final["answer"]), dict(final.get("data") or {})) if isinstance(final, dict) else None
 
     @property
     def ok(self) -> bool:

@@ -497,6 +497,7 @@ class Executor:
                 PendingCall(server=c["server"], tool=c["tool"], arguments=c["arguments"], seq=c["seq"])
                 for c in sorted(state.pending, key=lambda c: (c["seq"] is None, c["seq"] or 0))
             ],
+            completed=bool(state.done and status == "ok" and state.done.get("completed")),
         )
 
     async def _wait(self, serve: asyncio.Future[None], state: Execution, limit: float) -> bool:

@@ -24,7 +24,7 @@ from .channel import Channel
 from .protocol import DoneFrame, OutputFrame, RunFrame
 from .sandbox import kill_namespace
 from .source import CodeSyntaxError, PreparedCode, error_record, prepare, remember_run, run_prepared
-from .tools_module import HELPER_NAMES, ToolRuntime
+from .tools_module import HELPER_NAMES, ProgramComplete, ToolRuntime
 from .values import decode_inputs, encode_value
 
 __all__ = ["program_globals", "serve"]
@@ -178,6 +178,9 @@ def _run(
             remember_run(prepared)
         value = run_prepared(prepared, namespace)
         done = DoneFrame(type="done", status="ok", value=encode_value(value), error=None)
+    except ProgramComplete as ended:
+        final = encode_value({"answer": ended.answer, "data": ended.data})
+        done = DoneFrame(type="done", status="ok", value=final, error=None, completed=True)
     except CodeSyntaxError as exc:
         done = DoneFrame(type="done", status="error", value=None, error=error_record(exc, None))
     except SystemExit as exc:

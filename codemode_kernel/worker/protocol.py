@@ -233,6 +233,8 @@ class DoneFrame(TypedDict):
     status: Literal["ok", "error", "internal"]
     value: ValueEnvelope | None
     error: ErrorRecord | None
+    completed: NotRequired[bool]
+    """True when the program ended with ``complete(answer, **data)``: the value is ``{"answer", "data"}``."""
 
 
 ArtifactFrame = ArtifactStoreFrame | ArtifactGetFrame | ArtifactListFrame
@@ -416,12 +418,15 @@ def _check_done(message: Mapping[str, Any]) -> DoneFrame:
     else:
         record = ErrorRecord(type="Error", message=str(error))
     status = message.get("status")
-    return DoneFrame(
+    done = DoneFrame(
         type="done",
         status=status if status in ("ok", "internal") else "error",
         value=cast(ValueEnvelope | None, value),
         error=record,
     )
+    if message.get("completed") is True:
+        done["completed"] = True
+    return done
 
 
 def _strings(message: Mapping[str, Any], key: str) -> list[str]:

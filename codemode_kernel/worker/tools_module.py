@@ -33,9 +33,10 @@ from .channel import Channel
 from .protocol import FrameTooLarge, ProtocolError
 from .values import decode_value, encode_artifact
 
-__all__ = ["HELPER_NAMES", "ToolRuntime", "build_tools_module"]
+__all__ = ["HELPER_NAMES", "ProgramComplete", "ToolRuntime", "build_tools_module"]
 
 HELPER_NAMES = (
+    "complete",
     "parallel",
     "search_tools",
     "tool_schema",
@@ -113,11 +114,40 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
     module.parallel = _parallel(runtime)  # type: ignore[attr-defined]
     module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
     module.tool_schema = _tool_schema(models)  # type: ignore[attr-defined]
+    module.complete = complete  # type: ignore[attr-defined]
     for function in (*_artifact_functions(runtime), *_llm_functions(runtime)):
         setattr(module, function.__name__, function)
     module.__all__ = [*(m.function_name for m in models), *HELPER_NAMES]  # type: ignore[attr-defined]
     sys.modules["tools"] = module
     return module
+
+
+class ProgramComplete(BaseException):
+    """Raised by ``complete()``: the program ends with a final answer.
+
+    Not an Exception, so ``except Exception`` in the program does not stop it; ``finally`` blocks run.
+    """
+
+    def __init__(self, answer: str, data: dict[str, Any]) -> None:
+        super().__init__(answer)
+        self.answer = answer
+        self.data = data
+
+
+def complete(answer: str, /, **data: Any) -> None:
+    """End the program with a final answer for the user, and data beside it (seed 004's ``complete()``).
+
+    ``complete("Lima is the warmest at 24 C", city="Lima", temperature=24.0)``: the agent returns the answer
+    as its own and stops; a ``%%codemode`` cell shows it. Nothing after the call runs.
+    """
+    if not isinstance(answer, str):
+        raise TypeError(
+            f"complete(): the answer is the text for the user (a str), not a {type(answer).__name__}"
+        )
+    raise ProgramComplete(answer, data)
+
+
+complete.__module__ = "tools"
 
 
 def _model(descriptor: dict[str, Any]) -> ToolModel:
@@ -326,10 +356,14 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
             raise LLMError(error_message(result))
         return "".join(str(c.get("text", "")) for c in result.get("content") or () if c.get("type") == "text")
 
-    def llm_json(prompt: str, schema: dict[str, Any] | None = None, *, system: str | None = None) -> Any:
+    def llm_json(
+        prompt: str, schema: dict[str, Any] | None = None, *, system: str | None = None, strict: bool = True
+    ) -> Any:
         """Ask the configured model for JSON; returns the parsed value, checked against ``schema``.
 
-        Raises ``ValueError`` naming what was wrong when the answer is not JSON or does not fit.
+        Raises ``ValueError`` naming what was wrong when the answer is not JSON or does not fit. With
+        ``strict=False`` it never does (seed 004): an answer that is not JSON comes back as its text, and
+        one that does not fit ``schema`` as it is parsed.
         """
         wanted = _JSON_ONLY
         if schema is not None:
@@ -339,8 +373,10 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
         try:
             value = json.loads(text)
         except ValueError as exc:
+            if not strict:
+                return answer
             raise ValueError(f"llm_json: the model's answer is not JSON ({exc}): {answer[:200]!r}") from None
-        if schema is not None:
+        if schema is not None and strict:
             import jsonschema
 
             try:
