@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,8 @@ class Reply:
     content: dict[str, Any]
     messages: list[dict[str, Any]] = field(default_factory=list)
     elapsed: float = 0.0
+    questions: list[str] = field(default_factory=list)
+    """The input requests the cell made (approval questions), in order."""
 
     def stream(self, name: str = "stdout") -> str:
         return "".join(
@@ -50,14 +52,28 @@ class Kernel:
         self.manager = manager
         self.client = client
 
-    def run(self, code: str, timeout: float = 60) -> Reply:
+    def run(self, code: str, timeout: float = 60, *, answers: Sequence[str] = ()) -> Reply:
+        """Run a cell; input requests (an approval question) get ``answers`` in order, then "" (deny).
+
+        The questions asked are in ``Reply.questions``.
+        """
         messages: list[dict[str, Any]] = []
+        questions: list[str] = []
+        left = list(answers)
+
+        def answer(message: dict[str, Any]) -> None:
+            questions.append(message["content"]["prompt"])
+            self.client.input(left.pop(0) if left else "")
+
         started = time.monotonic()
         reply = self.client.execute_interactive(
-            code, timeout=timeout, output_hook=lambda m: messages.append({**m, "at": time.monotonic()})
+            code,
+            timeout=timeout,
+            output_hook=lambda m: messages.append({**m, "at": time.monotonic()}),
+            stdin_hook=answer,
         )
         content = reply["content"]
-        return Reply(content["status"], content, messages, time.monotonic() - started)
+        return Reply(content["status"], content, messages, time.monotonic() - started, questions)
 
 
 def start_kernel(
