@@ -265,19 +265,7 @@ class Toolbox:
 
         ``models``: the tools to describe (``models_for(settings)``); by default ``models``.
         """
-        return [
-            {
-                "server": m.spec.server,
-                "name": m.spec.name,
-                "function_name": m.function_name,
-                "description": m.spec.description,
-                "title": m.spec.title,
-                "input_schema": m.spec.input_schema,
-                "output_schema": m.spec.output_schema,
-                "nullable": list(m.nullable),
-            }
-            for m in (self.models if models is None else models)
-        ]
+        return [m.descriptor() for m in (self.models if models is None else models)]
 
     def call(self, name: str, /, **arguments: Any) -> Any:
         """Call a tool by Python name, original name or ``server/tool``."""

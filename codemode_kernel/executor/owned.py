@@ -76,7 +76,7 @@ class CallPlan:
 
     def descriptors(self) -> list[dict[str, Any]]:
         """The owned tools as the run frame carries them to the worker."""
-        return [_descriptor(model) for model in self.models]
+        return [model.descriptor() for model in self.models]
 
 
 def plan_calls(
@@ -186,16 +186,3 @@ def call_result(value: Any) -> dict[str, Any]:
 
 def _error_result(message: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True}
-
-
-def _descriptor(model: ToolModel) -> dict[str, Any]:
-    return {
-        "server": model.spec.server,
-        "name": model.spec.name,
-        "function_name": model.function_name,
-        "description": model.spec.description,
-        "title": model.spec.title,
-        "input_schema": model.spec.input_schema,
-        "output_schema": model.spec.output_schema,
-        "nullable": list(model.nullable),
-    }

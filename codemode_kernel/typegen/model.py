@@ -72,6 +72,19 @@ class ToolModel:
         """Wire names of the parameters an explicit ``None`` is sent for (their schema accepts null)."""
         return tuple(p.wire_name for p in self.params if p.nullable)
 
+    def descriptor(self) -> dict[str, Any]:
+        """The tool as JSON (its spec plus its Python name): how a worker process learns it."""
+        return {
+            "server": self.spec.server,
+            "name": self.spec.name,
+            "function_name": self.function_name,
+            "description": self.spec.description,
+            "title": self.spec.title,
+            "input_schema": self.spec.input_schema,
+            "output_schema": self.spec.output_schema,
+            "nullable": list(self.nullable),
+        }
+
 
 def _unwrap_root(schema: Any, warnings: list[str], where: str) -> dict[str, Any]:
     """The input schema as one object schema: root ``$ref`` followed, ``allOf`` merged, alternatives joined.
