@@ -28,6 +28,7 @@ from ..executor import ExecutionResult, Executor
 from ..executor.result import format_result_text
 from ..limits import MAX_TIMEOUT, MIN_TIMEOUT
 from ..toolbox import Toolbox
+from .approval import Allowances, ClientApprover
 from .client_tools import (
     ANSWERS_PARAMETER,
     RESUME_PARAMETER,
@@ -96,6 +97,7 @@ def build_server(
     session_text = SESSION_PARAMETER.format(idle=f"{limits.session_idle:g}")
     admission = Admission(limits.pool_size, limits.queue_limit)
     sessions = SessionTable(limits.max_sessions, lambda: executor.sessions)
+    allowances = Allowances()
 
     async def execute_python(
         code: Annotated[str, Field(description=CODE_PARAMETER)],
@@ -116,8 +118,9 @@ def build_server(
             raise ToolError(SESSION_REFUSED)
         try:
             ref = sessions.resolve(_scope(transport, ctx), session) if session is not None else None
+            allowed = allowances.of(_scope(transport, ctx))
             async with admission.place():
-                result = await _run(executor, ctx, code, timeout, ref, run)
+                result = await _run(executor, ctx, code, timeout, ref, run, allowed)
         except (ServerBusyError, SessionLimitError) as exc:
             raise ToolError(str(exc)) from None
         except ToolNameCollisionError as exc:
@@ -168,12 +171,15 @@ async def _run(
     timeout: float | None,
     ref: SessionRef | None,
     client: ClientRun | None = None,
+    allowed: set[str] | None = None,
 ) -> ExecutionResult:
     """Run one program, relaying its calls, progress and output to the client as it goes.
 
-    ``client``: the client's tools and the record of earlier rounds (``client_tools.py``).
+    ``client``: the client's tools and the record of earlier rounds (``client_tools.py``). Calls that need
+    approval are asked of the client (``approval.py``); ``allowed``: the tools its session allowed.
     """
-    relay = ProgressRelay(ctx, asyncio.get_running_loop())
+    loop = asyncio.get_running_loop()
+    relay = ProgressRelay(ctx, loop)
     relay.start()
     running = asyncio.ensure_future(
         executor.arun(
@@ -182,6 +188,7 @@ async def _run(
             session=ref.key if ref is not None else None,
             tools=client.tools if client is not None else (),
             replay=client.record if client is not None else None,
+            approver=ClientApprover(ctx, loop, allowed if allowed is not None else set()),
             on_output=relay.on_output,
             on_call=relay.on_call,
             on_progress=relay.on_progress,

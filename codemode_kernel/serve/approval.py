@@ -1,0 +1,187 @@
+"""Approvals in ``codemode serve``: the client decides, through an MCP elicitation request.
+
+A program's call that needs approval (``approvals.py``) waits while the client is asked, over the session of
+the ``execute_python`` request that runs the program, with a form of one field, ``decision``: allow this
+call, allow this tool for the rest of the client's session, or deny. The hub asks on its own thread and
+bounds the wait by the call's timeout; the question is sent from the MCP server's loop, and a wait that is
+given up (timeout, a cancelled request) withdraws it: the SDK sends the client ``notifications/cancelled``.
+
+A client that cannot be asked is refused at once, with the fix, rather than sent a question it cannot
+answer: one that did not declare form elicitation, one on the 2026-07-28 protocol (where a server cannot
+send a request in the middle of a call), and a response that has no channel back (HTTP in JSON mode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, Field
+
+from ..approvals import ApprovalRequest, Decision
+
+__all__ = [
+    "ALLOW_ONCE",
+    "ALLOW_SESSION",
+    "DENY",
+    "Allowances",
+    "ApprovalForm",
+    "ClientApprover",
+    "ClientDecision",
+]
+
+ALLOW_ONCE: Final = "allow once"
+ALLOW_SESSION: Final = "allow this tool for this session"
+DENY: Final = "deny"
+
+CLIENT = "the client"
+"""Who decided, in the call's record, when the client answered."""
+
+
+class ApprovalForm(BaseModel):
+    """The form the client fills in: one choice."""
+
+    decision: Literal["allow once", "allow this tool for this session", "deny"] = Field(
+        DENY,
+        title="Decision",
+        description=(
+            f"{ALLOW_ONCE}: send this call; {ALLOW_SESSION}: send it and later calls of this tool without "
+            f"asking until the client disconnects; {DENY}: the program gets a ToolError and nothing is sent"
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class ClientDecision(Decision):
+    """A decision as ``codemode serve`` records it.
+
+    ``Decision.scope`` knows ``once`` and ``kernel``; here the longer scope is the client's session, so the
+    record says ``session``. ``refusal`` replaces the ToolError message when the client could not be asked.
+    """
+
+    refusal: str = ""
+
+    def to_json(self, reason: str) -> dict[str, Any]:
+        """The record's ``approval``, with scope ``session`` for a tool allowed for the session."""
+        record = super().to_json(reason)
+        if self.scope == "kernel":
+            record["scope"] = "session"
+        return record
+
+    def denial(self, request: ApprovalRequest, timeout: float) -> str:
+        """The ToolError message: the refusal when there is one."""
+        return self.refusal or super().denial(request, timeout)
+
+
+class Allowances:
+    """The tools each client session allowed for the session, by scope (``app._scope``: stdio, HTTP session).
+
+    A request without a scope (HTTP without MCP sessions) gets a set of its own: an allowance lasts that
+    request. Only the ``LIMIT`` most recent scopes are kept, so ended HTTP sessions do not pile up.
+    """
+
+    LIMIT = 1000
+
+    def __init__(self) -> None:
+        self._sets: dict[str, set[str]] = {}
+
+    def of(self, scope: str | None) -> set[str]:
+        """The allowed ``server/tool`` names of ``scope``'s session (live: the approver adds to it)."""
+        if scope is None:
+            return set()
+        allowed = self._sets.pop(scope, set())
+        self._sets[scope] = allowed  # most recent last
+        while len(self._sets) > self.LIMIT:
+            del self._sets[next(iter(self._sets))]
+        return allowed
+
+
+class ClientApprover:
+    """Asks the client of one ``execute_python`` request; an ``Approver`` for that request's run.
+
+    ``allowed`` is the client session's set of tools allowed with ``allow this tool for this session``
+    (``server/tool``), shared by the session's requests. Called on the hub's thread; ``loop`` is the MCP
+    server's, where the question is sent.
+    """
+
+    def __init__(self, ctx: Context[Any, Any], loop: asyncio.AbstractEventLoop, allowed: set[str]) -> None:
+        self._ctx = ctx
+        self._loop = loop
+        self.allowed = allowed
+        self._one_at_a_time: asyncio.Lock | None = None
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        """Allow a tool allowed earlier in this session; refuse when the client cannot answer; else ask.
+
+        One question at a time: a parallel batch of calls that need approval is asked about in turn.
+        """
+        if self._one_at_a_time is None:
+            self._one_at_a_time = asyncio.Lock()  # on the hub's loop, where the approver is awaited
+        async with self._one_at_a_time:
+            if request.qualified_name in self.allowed:
+                return ClientDecision(True, f"{CLIENT} (allowed earlier for this session)", scope="kernel")
+            unable = self.cannot_ask()
+            if unable is not None:
+                return ClientDecision(False, f"nobody ({unable})", refusal=refusal(request, unable))
+            asked = asyncio.run_coroutine_threadsafe(self._ask(request), self._loop)
+            try:
+                return await asyncio.wrap_future(asked)
+            finally:
+                asked.cancel()  # given up (timeout, cancelled run): withdraw the question at the client
+
+    def cannot_ask(self) -> str | None:
+        """Why this request's client cannot be asked a question, or None when it can."""
+        session = self._ctx.session
+        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return (
+                f"it speaks MCP {session.protocol_version}, where a server cannot ask in the middle of a call"
+            )
+        capabilities = session.client_capabilities
+        elicitation = capabilities.elicitation if capabilities is not None else None
+        if elicitation is None or (elicitation.form is None and elicitation.url is not None):
+            return "it did not declare MCP form elicitation"
+        if not session.can_send_request:
+            return "this response has no channel back to the client (HTTP in JSON response mode)"
+        return None
+
+    async def _ask(self, request: ApprovalRequest) -> Decision:
+        """Send the question on the MCP server's loop and turn the answer into a decision."""
+        try:
+            answer = await self._ctx.elicit(message(request), ApprovalForm)
+        except (MCPError, ValueError) as exc:  # the client failed, or filled in something else
+            unable = f"its answer to the approval question was an error: {exc}"
+            return ClientDecision(False, CLIENT, refusal=refusal(request, unable))
+        if isinstance(answer, AcceptedElicitation):
+            choice = answer.data.decision
+            if choice == ALLOW_SESSION:
+                self.allowed.add(request.qualified_name)
+                return ClientDecision(True, CLIENT, scope="kernel")
+            return ClientDecision(choice == ALLOW_ONCE, CLIENT)
+        if isinstance(answer, DeclinedElicitation):
+            return ClientDecision(False, CLIENT)
+        return ClientDecision(False, f"{CLIENT} (the question was dismissed)")
+
+
+def message(request: ApprovalRequest) -> str:
+    """What the client shows its user: the call, why it is asked, and the choices."""
+    return (
+        f"A program run by codemode wants to call {request.summary()}.\n"
+        f"It needs approval: {request.reason}.\n"
+        f"Decide: {ALLOW_ONCE}, {ALLOW_SESSION}, or {DENY} (the program gets a ToolError; nothing is sent)."
+    )
+
+
+def refusal(request: ApprovalRequest, unable: str) -> str:
+    """The ToolError a program gets when its client cannot be asked: what happened and the fix."""
+    name = request.qualified_name
+    return (
+        f"{name} needs approval ({request.reason}) and this client cannot answer approval questions "
+        f"({unable}), so it was denied; nothing was sent. Fix: list it in codeMode.autoApprove in the config "
+        f'codemode serve runs with (e.g. "autoApprove": ["{name}"]), or use a client that answers MCP '
+        "elicitation requests (protocol 2025-06-18 to 2025-11-25)"
+    )

@@ -1,0 +1,208 @@
+"""Approvals in ``codemode serve``: the client decides through MCP elicitation.
+
+A real ``codemode serve`` over stdio, npm's server-memory behind it (its ``delete_entities`` says
+``destructiveHint: true``) and the MCP SDK's client with an ``elicitation_callback`` that answers as each
+test says. What is checked is what a host's user and its model see: the question, whether the entity is
+gone, the ToolError the program gets, and the decision in the result's record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, stdio_client
+from mcp.client.context import ClientRequestContext
+from mcp.client.session import ElicitationFnT
+from mcp.types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
+
+from tests.integration.serve_support import stdio_params, write_serve_config
+
+pytestmark = pytest.mark.integration
+
+DELETE = """
+create_entities(entities=[{"name": "Oslo", "entityType": "city", "observations": ["cold"]},
+                          {"name": "Lima", "entityType": "city", "observations": ["warm"]}])
+try:
+    delete_entities(entityNames=["Oslo"])
+    outcome = "deleted"
+except ToolError as e:
+    outcome = str(e)
+[outcome, sorted(e["name"] for e in read_graph().entities)]
+"""
+REASON = "its server marks it destructive (destructiveHint)"
+TIMEOUT = 3  # the memory server's call timeout, which bounds the wait for a decision
+
+
+class Answers:
+    """An elicitation callback that answers as told and remembers the questions."""
+
+    def __init__(self, *answers: ElicitResult | None) -> None:
+        self.answers = list(answers)
+        self.asked: list[ElicitRequestFormParams] = []
+        self.withdrawn = anyio.Event()
+        """Set when a question left unanswered was cancelled by the server."""
+
+    async def __call__(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        assert isinstance(params, ElicitRequestFormParams)  # a form, not a URL to open
+        self.asked.append(params)
+        answer = self.answers.pop(0)
+        if answer is None:  # never answers
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self.withdrawn.set()
+        assert answer is not None
+        return answer
+
+
+def _choose(decision: str) -> ElicitResult:
+    return ElicitResult(action="accept", content={"decision": decision})
+
+
+def _record(result: CallToolResult) -> dict[str, Any]:
+    assert result.structured_content is not None, result.content
+    return dict(result.structured_content)
+
+
+def _delete_call(record: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in record["tool_calls"] if c["tool"] == "delete_entities")
+
+
+def _serve(
+    folder: Path,
+    memory_server_bin: str,
+    codes: list[str],
+    elicit: ElicitationFnT | None,
+    mode: str = "legacy",
+    during: Callable[[], Awaitable[None]] | None = None,
+) -> list[dict[str, Any]]:
+    """Run ``codes`` one after the other through one client of a fresh ``codemode serve``; their records."""
+    memory = {
+        "command": memory_server_bin,
+        "env": {"MEMORY_FILE_PATH": str(folder / "memory.jsonl")},
+        "timeout": TIMEOUT,
+    }
+    config = write_serve_config(folder, {"memory": memory})
+    records: list[dict[str, Any]] = []
+
+    async def session() -> None:
+        with (folder / "serve.log").open("w") as errlog:
+            transport = stdio_client(stdio_params(folder, config), errlog=errlog)
+            client = Client(transport, mode=mode, elicitation_callback=elicit)
+            async with client:
+                for code in codes:
+                    with anyio.fail_after(60):
+                        result = await client.call_tool("execute_python", {"code": code})
+                    records.append(_record(result))
+                if during is not None:
+                    await during()
+
+    anyio.run(session)
+    return records
+
+
+def test_the_client_allows_a_destructive_call_and_the_record_says_so(
+    tmp_path: Path, memory_server_bin: str
+) -> None:
+    answers = Answers(_choose("allow once"))
+    (record,) = _serve(tmp_path, memory_server_bin, [DELETE], answers)
+    assert record["status"] == "ok", record["error"]
+    assert record["value"]["data"] == ["deleted", ["Lima"]]
+    (asked,) = answers.asked  # create_entities and read_graph are not destructive: not asked
+    assert 'memory/delete_entities(entityNames=["Oslo"])' in asked.message
+    assert REASON in asked.message
+    choice = asked.requested_schema["properties"]["decision"]
+    assert choice["enum"] == ["allow once", "allow this tool for this session", "deny"]
+    assert _delete_call(record)["approval"] == {
+        "decision": "allowed",
+        "by": "the client",
+        "scope": "once",
+        "reason": REASON,
+    }
+
+
+def test_a_tool_allowed_for_the_session_is_not_asked_about_again(
+    tmp_path: Path, memory_server_bin: str
+) -> None:
+    answers = Answers(_choose("allow this tool for this session"))
+    again = DELETE.replace('"Oslo"]', '"Lima"]')
+    first, second = _serve(tmp_path, memory_server_bin, [DELETE, again], answers)
+    assert first["value"]["data"] == ["deleted", ["Lima"]]
+    assert second["value"]["data"] == ["deleted", ["Oslo"]]  # the second program's own graph
+    assert len(answers.asked) == 1
+    assert _delete_call(first)["approval"]["scope"] == "session"
+    assert _delete_call(second)["approval"] == {
+        "decision": "allowed",
+        "by": "the client (allowed earlier for this session)",
+        "scope": "session",
+        "reason": REASON,
+    }
+
+
+@pytest.mark.parametrize(
+    ("answer", "by"),
+    [(_choose("deny"), "the client"), (ElicitResult(action="decline"), "the client")],
+    ids=["deny", "decline"],
+)
+def test_a_denial_is_a_tool_error_the_program_catches_and_nothing_is_deleted(
+    tmp_path: Path, memory_server_bin: str, answer: ElicitResult, by: str
+) -> None:
+    (record,) = _serve(tmp_path, memory_server_bin, [DELETE], Answers(answer))
+    assert record["status"] == "ok"
+    outcome, names = record["value"]["data"]
+    assert outcome == f"memory/delete_entities was denied by {by}; nothing was sent"
+    assert names == ["Lima", "Oslo"]  # the memory server never saw the call
+    call = _delete_call(record)
+    assert call["status"] == "denied"
+    assert call["approval"] == {"decision": "denied", "by": by, "scope": "once", "reason": REASON}
+
+
+def test_a_client_that_never_answers_is_denied_at_the_calls_timeout_and_the_question_withdrawn(
+    tmp_path: Path, memory_server_bin: str
+) -> None:
+    answers = Answers(None, _choose("allow once"))
+
+    async def withdrawn() -> None:
+        with anyio.fail_after(10):
+            await answers.withdrawn.wait()
+
+    first, second = _serve(tmp_path, memory_server_bin, [DELETE, DELETE], answers, during=withdrawn)
+    outcome, names = first["value"]["data"]
+    assert outcome == (
+        f"memory/delete_entities was denied: no decision came within {TIMEOUT} s (its timeout); "
+        "nothing was sent"
+    )
+    assert names == ["Lima", "Oslo"]
+    assert _delete_call(first)["approval"]["by"] == "timeout"
+    assert second["value"]["data"] == ["deleted", ["Lima"]]  # the next question is asked and answered
+    assert len(answers.asked) == 2
+
+
+def test_a_client_without_elicitation_gets_a_clear_refusal_naming_the_fix(
+    tmp_path: Path, memory_server_bin: str
+) -> None:
+    (record,) = _serve(tmp_path, memory_server_bin, [DELETE], None)
+    outcome, names = record["value"]["data"]
+    assert outcome.startswith(
+        f"memory/delete_entities needs approval ({REASON}) and this client cannot answer approval questions "
+        "(it did not declare MCP form elicitation), so it was denied; nothing was sent."
+    )
+    assert 'codeMode.autoApprove in the config codemode serve runs with (e.g. "autoApprove": [' in outcome
+    assert names == ["Lima", "Oslo"]
+    assert _delete_call(record)["approval"]["by"] == "nobody (it did not declare MCP form elicitation)"
+
+
+def test_a_client_on_the_2026_protocol_is_refused_without_being_asked(
+    tmp_path: Path, memory_server_bin: str
+) -> None:
+    answers = Answers()
+    (record,) = _serve(tmp_path, memory_server_bin, [DELETE], answers, mode="auto")
+    outcome, names = record["value"]["data"]
+    assert "cannot answer approval questions (it speaks MCP 2026-07-28" in outcome
+    assert "codeMode.autoApprove" in outcome and names == ["Lima", "Oslo"] and not answers.asked
