@@ -18,6 +18,8 @@ class ExecutionRecord(TypedDict):
     stderr: str
     output_truncated: bool
     tool_calls: list[dict[str, Any]]
+    """Every call (``calllog.ToolCallRecord``); one that needed approval has ``approval``: the decision, who
+    made it (``the client``, ``timeout``, ``nobody (...)``), its scope (``once``, ``session``) and why."""
     artifacts: list[dict[str, Any]]
     duration_ms: float
     timeout_s: float
