@@ -19,7 +19,7 @@ from mcp.client.context import ClientRequestContext
 from mcp.client.session import ElicitationFnT
 from mcp.types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
 
-from tests.integration.serve_support import stdio_params, write_serve_config
+from tests.integration.serve_support import served_http, stdio_params, write_serve_config
 
 pytestmark = pytest.mark.integration
 
@@ -74,6 +74,15 @@ def _delete_call(record: dict[str, Any]) -> dict[str, Any]:
     return next(c for c in record["tool_calls"] if c["tool"] == "delete_entities")
 
 
+def _config(folder: Path, memory_server_bin: str) -> Path:
+    memory = {
+        "command": memory_server_bin,
+        "env": {"MEMORY_FILE_PATH": str(folder / "memory.jsonl")},
+        "timeout": TIMEOUT,
+    }
+    return write_serve_config(folder, {"memory": memory})
+
+
 def _serve(
     folder: Path,
     memory_server_bin: str,
@@ -83,12 +92,7 @@ def _serve(
     during: Callable[[], Awaitable[None]] | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``codes`` one after the other through one client of a fresh ``codemode serve``; their records."""
-    memory = {
-        "command": memory_server_bin,
-        "env": {"MEMORY_FILE_PATH": str(folder / "memory.jsonl")},
-        "timeout": TIMEOUT,
-    }
-    config = write_serve_config(folder, {"memory": memory})
+    config = _config(folder, memory_server_bin)
     records: list[dict[str, Any]] = []
 
     async def session() -> None:
@@ -206,3 +210,30 @@ def test_a_client_on_the_2026_protocol_is_refused_without_being_asked(
     outcome, names = record["value"]["data"]
     assert "cannot answer approval questions (it speaks MCP 2026-07-28" in outcome
     assert "codeMode.autoApprove" in outcome and names == ["Lima", "Oslo"] and not answers.asked
+
+
+def test_over_http_the_question_rides_the_requests_stream_and_the_mcp_session_keeps_the_allowance(
+    tmp_path: Path, memory_server_bin: str
+) -> None:
+    """A handshake-era HTTP client: the question goes on its POST's stream; its MCP session is the scope."""
+    answers = Answers(_choose("allow this tool for this session"), _choose("deny"))
+    again = DELETE.replace('"Oslo"]', '"Lima"]')
+    records: list[dict[str, Any]] = []
+
+    async def session(url: str) -> None:
+        async with Client(url, mode="legacy", elicitation_callback=answers) as one:
+            for code in (DELETE, again):
+                with anyio.fail_after(60):
+                    records.append(_record(await one.call_tool("execute_python", {"code": code})))
+        async with Client(url, mode="legacy", elicitation_callback=answers) as other:  # a new MCP session
+            with anyio.fail_after(60):
+                records.append(_record(await other.call_tool("execute_python", {"code": DELETE})))
+
+    with served_http(tmp_path, _config(tmp_path, memory_server_bin)) as (_, url):
+        anyio.run(session, url)
+    first, second, third = records
+    assert first["value"]["data"] == ["deleted", ["Lima"]]
+    assert second["value"]["data"] == ["deleted", ["Oslo"]]
+    assert _delete_call(second)["approval"]["by"] == "the client (allowed earlier for this session)"
+    assert third["value"]["data"][0] == "memory/delete_entities was denied by the client; nothing was sent"
+    assert len(answers.asked) == 2  # asked in the first session once, and again in the new one
