@@ -126,7 +126,7 @@ class NotebookToolRegistry:
         gone = [
             entry.name
             for entry in self._tools.values()
-            if entry.tracked and namespace.get(entry.function.__name__) is not entry.function
+            if entry.tracked and not _binds(namespace.get(entry.function.__name__), entry.function)
         ]
         for tool_name in gone:
             del self._tools[tool_name]
@@ -165,6 +165,17 @@ class NotebookToolRegistry:
                 f"{tool_name} is {why}: programs would call it {converted}(); "
                 f'name the function {converted} or pass @codemode.tool(name="{converted}")'
             )
+
+
+def _binds(value: Any, fn: Callable[..., Any]) -> bool:
+    """Whether ``value`` is ``fn`` or a decorator's wrapper of it (its ``__wrapped__``)."""
+    for _ in range(8):  # a chain of decorators, not a cycle
+        if value is fn:
+            return True
+        value = getattr(value, "__wrapped__", None)
+        if value is None:
+            return False
+    return False
 
 
 class CodeModeHandle:

@@ -144,8 +144,12 @@ def test_redefinition_unregister_and_reset_behave_as_a_user_expects(kernel: Kern
     )
     status = _ok(kernel.run("%codemode status")).stream()
     assert "notebook tools: " in status and "base_name, shout" in status
+    # Decorated again on top (functools.wraps, lru_cache): the name binds a wrapper of it, which keeps it.
+    cached = "import functools\n@functools.lru_cache\n@codemode.tool\ndef twice(n: int) -> int:\n"
+    assert "removed" not in _ok(kernel.run(cached + "    return n * 2")).stream("stderr")
+    assert _ok(kernel.run("%%codemode\ntwice(n=4)")).data()[0].endswith("value: 8")
     _ok(kernel.run("%reset -f"))
-    for code in ("shout(text='a')", "base_name(p='a/b')"):
+    for code in ("shout(text='a')", "base_name(p='a/b')", "twice(n=1)"):
         assert _trace(kernel.run(f"%%codemode\n{code}"))["error"]["type"] == "NameError"
     assert _value(kernel, "codemode.notebook_tools()") == {}  # codemode is back, empty
 
