@@ -70,8 +70,11 @@ class Decision:
     allowed: bool
     by: str
     """Who decided: ``the user``, ``the client``, ``codemode run --approve all``, ``timeout``..."""
-    scope: Literal["once", "kernel"] = "once"
-    """``kernel``: the user allowed this tool for the rest of this kernel (``a``)."""
+    scope: Literal["once", "kernel", "session"] = "once"
+    """``kernel``: the user allowed this tool for the rest of this kernel (``a``); ``session``: the client
+    of ``codemode serve`` allowed it for its session."""
+    message: str = ""
+    """For a denial: the ToolError message the program gets, when the default one would not say why."""
 
     def to_json(self, reason: str) -> dict[str, Any]:
         """The record's ``approval``: the decision, who made it, its scope, and why it was asked."""
@@ -80,6 +83,8 @@ class Decision:
 
     def denial(self, request: ApprovalRequest, timeout: float) -> str:
         """The ToolError message a program gets for a denied call."""
+        if self.message:
+            return self.message
         name = request.qualified_name
         if self.by == "timeout":
             return f"{name} was denied: no decision came within {timeout:g} s (its timeout); nothing was sent"

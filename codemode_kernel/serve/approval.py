@@ -14,7 +14,6 @@ send a request in the middle of a call), and a response that has no channel back
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation
@@ -32,7 +31,6 @@ __all__ = [
     "Allowances",
     "ApprovalForm",
     "ClientApprover",
-    "ClientDecision",
 ]
 
 ALLOW_ONCE: Final = "allow once"
@@ -54,28 +52,6 @@ class ApprovalForm(BaseModel):
             f"asking until the client disconnects; {DENY}: the program gets a ToolError and nothing is sent"
         ),
     )
-
-
-@dataclass(frozen=True)
-class ClientDecision(Decision):
-    """A decision as ``codemode serve`` records it.
-
-    ``Decision.scope`` knows ``once`` and ``kernel``; here the longer scope is the client's session, so the
-    record says ``session``. ``refusal`` replaces the ToolError message when the client could not be asked.
-    """
-
-    refusal: str = ""
-
-    def to_json(self, reason: str) -> dict[str, Any]:
-        """The record's ``approval``, with scope ``session`` for a tool allowed for the session."""
-        record = super().to_json(reason)
-        if self.scope == "kernel":
-            record["scope"] = "session"
-        return record
-
-    def denial(self, request: ApprovalRequest, timeout: float) -> str:
-        """The ToolError message: the refusal when there is one."""
-        return self.refusal or super().denial(request, timeout)
 
 
 class Allowances:
@@ -124,10 +100,10 @@ class ClientApprover:
             self._one_at_a_time = asyncio.Lock()  # on the hub's loop, where the approver is awaited
         async with self._one_at_a_time:
             if request.qualified_name in self.allowed:
-                return ClientDecision(True, f"{CLIENT} (allowed earlier for this session)", scope="kernel")
+                return Decision(True, f"{CLIENT} (allowed earlier for this session)", scope="session")
             unable = self.cannot_ask()
             if unable is not None:
-                return ClientDecision(False, f"nobody ({unable})", refusal=refusal(request, unable))
+                return Decision(False, f"nobody ({unable})", message=refusal(request, unable))
             asked = asyncio.run_coroutine_threadsafe(self._ask(request), self._loop)
             try:
                 return await asyncio.wrap_future(asked)
@@ -155,16 +131,16 @@ class ClientApprover:
             answer = await self._ctx.elicit(message(request), ApprovalForm)
         except (MCPError, ValueError) as exc:  # the client failed, or filled in something else
             unable = f"its answer to the approval question was an error: {exc}"
-            return ClientDecision(False, CLIENT, refusal=refusal(request, unable))
+            return Decision(False, CLIENT, message=refusal(request, unable))
         if isinstance(answer, AcceptedElicitation):
             choice = answer.data.decision
             if choice == ALLOW_SESSION:
                 self.allowed.add(request.qualified_name)
-                return ClientDecision(True, CLIENT, scope="kernel")
-            return ClientDecision(choice == ALLOW_ONCE, CLIENT)
+                return Decision(True, CLIENT, scope="session")
+            return Decision(choice == ALLOW_ONCE, CLIENT)
         if isinstance(answer, DeclinedElicitation):
-            return ClientDecision(False, CLIENT)
-        return ClientDecision(False, f"{CLIENT} (the question was dismissed)")
+            return Decision(False, CLIENT)
+        return Decision(False, f"{CLIENT} (the question was dismissed)")
 
 
 def message(request: ApprovalRequest) -> str:
