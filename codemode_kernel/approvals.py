@@ -160,7 +160,7 @@ class PromptApprover:
         self.ask = ask
         self.who = who
         self.allowed: set[str] = set()
-        """Tools allowed with ``a`` (``server/tool``)."""
+        """Tools allowed with ``a`` (``server/tool``), and patterns allowed ahead (``allow``)."""
         self._one_at_a_time: asyncio.Lock | None = None
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
@@ -171,16 +171,20 @@ class PromptApprover:
         if self._one_at_a_time is None:
             self._one_at_a_time = asyncio.Lock()
         async with self._one_at_a_time:
-            if request.qualified_name in self.allowed:
-                return Decision(True, f"{self.who} (allowed earlier with a)", scope="kernel")
+            if any(pattern_matches(p, request.server, request.tool) for p in self.allowed):
+                return Decision(True, f"{self.who} (allowed earlier)", scope="kernel")
             try:
                 answer = (await self.ask(question(request))).strip().lower()
             except EOFError:
-                return Decision(False, "nobody")
+                return Decision(False, "nobody", message=self.cannot_ask(request))
             if answer in ("a", "always"):
                 self.allowed.add(request.qualified_name)
                 return Decision(True, self.who, scope="kernel")
             return Decision(answer in ("y", "yes"), self.who)
+
+    def cannot_ask(self, request: ApprovalRequest) -> str:
+        """The denial's message when nobody could be asked (``ask`` raised EOFError); "" for the default."""
+        return ""
 
 
 def question(request: ApprovalRequest) -> str:

@@ -88,7 +88,7 @@ ToolRef = Annotated[str, AfterValidator(_check_tool_ref)]
 """An ``excludedTools`` entry: ``tool`` or ``server/tool``."""
 
 
-def _check_tool_pattern(entry: str) -> str:
+def check_tool_pattern(entry: str) -> str:
     parts = entry.split("/")
     if len(parts) > 2 or not all(parts) or (len(parts) == 1 and entry == "*"):
         raise _invalid(
@@ -98,7 +98,7 @@ def _check_tool_pattern(entry: str) -> str:
     return entry
 
 
-ToolPattern = Annotated[str, AfterValidator(_check_tool_pattern)]
+ToolPattern = Annotated[str, AfterValidator(check_tool_pattern)]
 """An ``approve``/``autoApprove`` entry: ``tool``, ``server/tool`` or ``server/*``."""
 
 

@@ -16,9 +16,9 @@ import asyncio
 import threading
 from typing import Any
 
-from ..approvals import PromptApprover
+from ..approvals import ApprovalRequest, PromptApprover
 
-__all__ = ["KernelApprover", "NoStdin"]
+__all__ = ["KernelApprover", "NoStdin", "kernel_approver"]
 
 _POLL = 0.05  # seconds between checks for the reply (and for the question being withdrawn)
 
@@ -33,6 +33,15 @@ class KernelApprover(PromptApprover):
     def __init__(self, kernel: Any) -> None:
         super().__init__(self._ask, who="the user")
         self.kernel = kernel
+
+    def cannot_ask(self, request: ApprovalRequest) -> str:
+        """The denial in a frontend without input requests: how to allow the tool ahead."""
+        return (
+            f"{request.qualified_name} needs approval ({request.reason}), and this frontend does not answer "
+            "input requests (nbval, papermill, a client without stdin), so it was denied; nothing was sent. "
+            f"Fix: run `%codemode approve {request.qualified_name}` first (for this kernel), or list it in "
+            "codeMode.autoApprove"
+        )
 
     async def _ask(self, question: str) -> str:
         withdrawn = threading.Event()
@@ -71,3 +80,15 @@ class KernelApprover(PromptApprover):
                         raise EOFError
                     return str(value)
         return ""
+
+
+def kernel_approver(shell: Any) -> PromptApprover:
+    """The approver of a shell: input requests in a kernel, the terminal in plain IPython."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None and hasattr(kernel, "stdin_socket"):
+        return KernelApprover(kernel)
+
+    async def ask(text: str) -> str:
+        return await asyncio.to_thread(input, text)
+
+    return PromptApprover(ask)

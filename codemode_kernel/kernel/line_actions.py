@@ -1,4 +1,4 @@
-"""``%codemode reconnect NAME`` and ``%codemode load ARTIFACT NAME``: the sidebar's actions, as magics.
+"""``%codemode reconnect NAME``, ``load ARTIFACT NAME`` and ``approve TOOL``: one-line actions, as magics.
 
 The JupyterLab sidebar runs them as silent executions, and people can type them: each prints one plain
 line saying what happened, and a mistake is a UsageError that says what to type instead.
@@ -11,10 +11,11 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..approvals import PromptApprover
 from ..errors import ArtifactNotFoundError, CodeModeError, ServerError, UnknownToolError
 from .tools import KernelTools, ToolsUnavailable
 
-__all__ = ["load_artifact", "reconnect_server"]
+__all__ = ["approve_tools", "load_artifact", "reconnect_server"]
 
 RECONNECT_USAGE = "%codemode reconnect NAME (a server of %codemode status)"
 LOAD_USAGE = "%codemode load ARTIFACT NAME (an artifact's id or name, and a Python name to bind it to)"
@@ -59,3 +60,27 @@ def load_artifact(tools: KernelTools, namespace: dict[str, Any], words: list[str
     namespace[name] = value
     label = f"{artifact.name!r} ({artifact.id})" if artifact.name else artifact.id
     return f"loaded {label}, {artifact.type}, as {name} ({type(value).__name__})"
+
+
+def approve_tools(approver: PromptApprover, patterns: list[str]) -> str:
+    """``%codemode approve TOOL ...``: allow tools for the rest of this kernel, as answering ``a`` does.
+
+    Patterns as in ``codeMode.autoApprove``: ``tool``, ``server/tool``, ``server/*``. Without one, list
+    what is allowed. Meant for notebooks run unattended (nbval, papermill), where nobody answers a question.
+    """
+    from ..config.models import check_tool_pattern
+
+    for pattern in patterns:
+        try:
+            check_tool_pattern(pattern)
+        except ValueError:
+            raise UsageError(
+                f'%codemode approve: "{pattern}" is not a tool pattern; write "tool", "server/tool" or '
+                '"server/*" (every tool of a server)'
+            ) from None
+    approver.allowed.update(patterns)
+    if not approver.allowed:
+        return "codemode: no tool is allowed ahead in this kernel; %codemode approve TOOL allows one"
+    return "codemode: allowed without asking, until the kernel restarts: " + ", ".join(
+        sorted(approver.allowed)
+    )

@@ -25,7 +25,7 @@ from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
 from .frontend import Frontends
-from .line_actions import load_artifact, reconnect_server
+from .line_actions import approve_tools, load_artifact, reconnect_server
 from .pump import run_reporting
 from .tools import KernelTools
 
@@ -46,7 +46,7 @@ def _cell_parser() -> argparse.ArgumentParser:
 _USAGE = (
     "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]\n"
     "%codemode status | tools [QUERY] | history [N] | artifacts | reload [--config FILE]\n"
-    "%codemode reconnect NAME | load ARTIFACT NAME"
+    "%codemode reconnect NAME | load ARTIFACT NAME | approve [TOOL ...]"
 )
 
 
@@ -174,6 +174,8 @@ class CodeModeMagics(Magics):
             print(reconnect_server(self.tools, rest))
         elif command == "load":
             print(load_artifact(self.tools, self.namespace, rest))
+        elif command == "approve":
+            print(approve_tools(self.tools.approver, rest))
         else:
             raise UsageError(f"unknown subcommand {command!r}\nusage: {_USAGE}")
 

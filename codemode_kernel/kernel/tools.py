@@ -26,6 +26,7 @@ from ..llm import ChatModel
 from ..toolbox import Toolbox
 from ..views.artifacts import KernelArtifacts
 from .admin import AdminDefaults
+from .approval import kernel_approver
 from .history import History
 from .notebook_tools import CodeModeHandle, NotebookToolRegistry, note_dropped
 from .run_records import RunRecorder
@@ -57,6 +58,9 @@ class KernelTools:
         self._own_store: ArtifactStore | None = None
         self._llm_model: ChatModel | None = None
         self._model_executors: dict[str, Executor] = {}
+        self.approver = kernel_approver(shell)
+        """Asks the person who ran the cell about calls that need approval (docs/approvals.md); what they
+        allowed for the kernel (``a``, ``%codemode approve``) lasts until it restarts."""
         self.agent_model: ChatModel | None = None
         """The model of the ``%%agent`` request running now: its programs' ``llm()`` asks it too."""
         self._reported = False
@@ -147,7 +151,9 @@ class KernelTools:
 
     def _new_executor(self) -> Executor:
         assert self.toolbox is not None
-        return Executor(self.toolbox, settings=self.code_mode_settings(None), llm=self.answer_llm)
+        return Executor(
+            self.toolbox, settings=self.code_mode_settings(None), llm=self.answer_llm, approver=self.approver
+        )
 
     def code_mode_settings(self, model_ref: str | None) -> CodeModeSettings:
         """The config's code-mode settings for ``model_ref`` (None: the defaults), admin's timeout filled in.
@@ -194,7 +200,9 @@ class KernelTools:
         self.executor()  # the tools must be ready
         assert self.toolbox is not None
         if ref not in self._model_executors:
-            self._model_executors[ref] = Executor(self.toolbox, settings=settings, llm=self.answer_llm)
+            self._model_executors[ref] = Executor(
+                self.toolbox, settings=settings, llm=self.answer_llm, approver=self.approver
+            )
         return self._model_executors[ref]
 
     def close(self) -> None:

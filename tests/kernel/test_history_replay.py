@@ -34,13 +34,15 @@ def fresh_kernel(jupyter_path: Path, tmp_path: Path) -> Iterator[Kernel]:
 
 
 def test_replay_answers_from_the_record_without_side_effects(fresh_kernel: Kernel, tmp_path: Path) -> None:
-    first = fresh_kernel.run(WRITER)
+    first = fresh_kernel.run(WRITER, answers=["y"])  # write_file is destructive: the kernel asks first
     assert first.status == "ok", first.content
+    assert len(first.questions) == 1 and "workspace/write_file(path=" in first.questions[0]
     assert (tmp_path / "log.txt").read_text() == "written by the program"
     (tmp_path / "log.txt").unlink()
 
     replayed = fresh_kernel.run(WRITER.replace("%%codemode", "%%codemode --replay"))
     assert replayed.status == "ok", replayed.content
+    assert replayed.questions == []  # nothing is sent, so nothing is asked
     assert replayed.stream() == "temperature 6.1\n"  # the program ran again, on recorded results
     assert replayed.data()[0].startswith("codemode: ok, 2 tool calls (replayed from the record")
     assert replayed.data(TRACE_MIME)[0]["replayed"] is True

@@ -87,7 +87,7 @@ def test_the_record_is_the_only_output_a_frontend_without_widgets_keeps(kernel: 
 
 def test_a_tool_result_carrying_markup_stays_inert(kernel: Kernel) -> None:
     payload = "<img src=x onerror=alert(document.cookie)><script>alert(1)</script>"
-    kernel.run(f"%%codemode\nwrite_file(path='evil.html', content={payload!r})")
+    kernel.run(f"%%codemode\nwrite_file(path='evil.html', content={payload!r})", answers=["y"])
     reply = kernel.run("%%codemode\nread_file(path='evil.html')")
     assert reply.status == "ok", reply.content
     html = reply.data("text/html")[0]
