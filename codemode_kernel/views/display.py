@@ -14,7 +14,7 @@ from html import escape as esc
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..executor import ExecutionResult
-from .render import arguments_text, call_html, code_html, error_html, status_badge, value_html
+from .render import approval_text, arguments_text, call_html, code_html, error_html, status_badge, value_html
 
 if TYPE_CHECKING:
     from ..agent import AgentResult
@@ -131,10 +131,28 @@ def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
     lines = [f"codemode: {result.status}, {calls} tool call{'s' * (calls != 1)}{_REPLAYED * replayed}"]
     if result.value is not None and result.value != {"kind": "json", "data": None}:
         lines.append(f"value: {_value_text(result.value)}")
+    lines.extend(_approval_lines(result.tool_calls))
     if result.error is not None:
         lines.append(_error_text(result.error))
     lines.extend(f"artifact: {_artifact_text(a)}" for a in result.artifacts)
     return "\n".join(lines)
+
+
+def _approval_lines(calls: Sequence[Mapping[str, Any]], limit: int = 20) -> list[str]:
+    """``approval: #1 memory/delete_entities denied by the user: ...`` for each call that needed one.
+
+    A console shows only ``text/plain``: who allowed or denied a destructive call must be there too.
+    """
+    lines = []
+    for call in calls:
+        text = approval_text(call.get("approval"))
+        if text:
+            seq = call.get("seq")
+            number = f"#{seq} " if isinstance(seq, int) else ""
+            lines.append(f"approval: {number}{call.get('server')}/{call.get('tool')} {text}")
+    if len(lines) > limit:
+        return [*lines[:limit], f"approval: … {len(lines) - limit} more calls needed approval"]
+    return lines
 
 
 def _artifact_text(artifact: Mapping[str, Any]) -> str:
@@ -208,7 +226,9 @@ def history_bundle(
     if direct_calls:
         lines.append("direct tool calls:")
         lines.extend(
-            f"  {c.get('tool')}({arguments_text(c.get('arguments'))}) {c.get('status')}" for c in direct_calls
+            f"  {c.get('tool')}({arguments_text(c.get('arguments'))}) {c.get('status')}"
+            + (f" ({approval})" if (approval := approval_text(c.get("approval"))) else "")
+            for c in direct_calls
         )
     html_parts = ['<div class="codemode-history">', f"<b>{esc(lines[0])}</b>"]
     for run in runs:

@@ -19,6 +19,8 @@ from typing import Any
 from ..worker.values import IMAGE_TYPES
 
 __all__ = [
+    "approval_html",
+    "approval_text",
     "arguments_text",
     "call_html",
     "code_html",
@@ -43,6 +45,9 @@ _STATUS_STYLE = {
     "running": ("#9a6700", "…"),
     "pending": ("#9a6700", "…"),
 }
+_APPROVAL_COLOR = {"allowed": "#9a6700", "denied": "#cf222e"}  # as a warning, as an error
+_SCOPES = {"kernel": "this tool, for this kernel", "session": "this tool, for this session"}
+_APPROVAL_CHARS = 300  # the line stays short: ``by`` and ``reason`` come from the record, which may be edited
 _MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 12px"
 
 esc = html.escape
@@ -81,6 +86,9 @@ def call_html(call: Mapping[str, Any], *, open_result: bool = False, volatile: b
         f' <small style="opacity: 0.7">{esc(str(call.get("server")))}</small>'
     )
     body = []
+    approval = approval_html(call.get("approval"))
+    if approval:
+        body.append(approval)
     if call.get("error"):
         body.append(f'<pre style="color: #cf222e; {_MONO}">{esc(str(call["error"]))}</pre>')
     if artifact:
@@ -96,6 +104,43 @@ def call_html(call: Mapping[str, Any], *, open_result: bool = False, volatile: b
         f'<details class="codemode-call"{opened}><summary>{summary}</summary>'
         f'<div style="margin-left: 1.5em">{inner}</div></details>'
     )
+
+
+def approval_text(approval: Any) -> str:
+    """The call's approval on one line, or "" when it needed none.
+
+    ``allowed by the user (once): its server marks it destructive (destructiveHint)``,
+    ``denied by the user: ...``, ``denied (no decision in time): ...``. The record may come from an edited
+    notebook, so every field is optional and the line is cut short.
+    """
+    if not isinstance(approval, Mapping) or not any(approval.get(k) for k in ("decision", "by", "reason")):
+        return ""
+    decision = str(approval.get("decision") or "decided")
+    by = str(approval.get("by") or "")
+    scope = str(approval.get("scope") or "")
+    reason = str(approval.get("reason") or "")
+    if by == "timeout":
+        who = " (no decision in time)"
+    elif by == "nobody":
+        who = " (nobody could be asked)"
+    else:
+        who = f" by {by}" if by else ""
+    if decision == "allowed" and scope:
+        said = _SCOPES.get(scope, scope)
+        # "the user (allowed earlier)" takes the scope inside its own parentheses.
+        who = f"{who[:-1]}; {said})" if who.endswith(")") else f"{who} ({said})"
+    line = f"{decision}{who}" + (f": {reason}" if reason else "")
+    return line if len(line) <= _APPROVAL_CHARS else line[: _APPROVAL_CHARS - 1] + "…"
+
+
+def approval_html(approval: Any) -> str:
+    """The approval line, amber when allowed and red when denied (like the warning and the error); ""."""
+    text = approval_text(approval)
+    if not text:
+        return ""
+    decision = str(approval.get("decision"))
+    color = _APPROVAL_COLOR.get(decision, _APPROVAL_COLOR["denied"])
+    return f'<div class="codemode-approval" style="color: {color}">{esc(text)}</div>'
 
 
 def arguments_text(arguments: Any) -> str:
