@@ -4,6 +4,7 @@
  */
 
 import { ITraceHooks, TraceView } from '../trace';
+import approval from './fixtures/approval.json';
 import artifactResult from './fixtures/artifact_result.json';
 import error from './fixtures/error.json';
 import invalidArguments from './fixtures/invalid_arguments.json';
@@ -21,6 +22,7 @@ export interface IFixture {
 }
 
 const FIXTURES: Record<string, IFixture> = {
+  approval,
   artifact_result: artifactResult,
   error,
   invalid_arguments: invalidArguments,

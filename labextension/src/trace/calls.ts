@@ -12,6 +12,9 @@
  * widths of the number, server and status columns are worked out here from all the calls (in `ch`, the
  * width of a digit) and handed to the stylesheet as custom properties, so every row lines up and the
  * tool's name and arguments get the rest. The stylesheet drops columns when the trace is narrow.
+ *
+ * A call that needed approval has a bar at its row's left edge (amber allowed, red denied), the decision
+ * as the row's tooltip, and the decision on a line of its own in its detail.
  */
 
 import { appendMarked, button, clear, h, markText } from '../common/dom';
@@ -20,7 +23,7 @@ import { jsonView } from '../common/json';
 import { toJson } from '../common/values';
 
 import { statusBadge } from './badge';
-import { argumentsSummary } from './format';
+import { approvalCategory, approvalText, argumentsSummary } from './format';
 import { ICall, ITraceHooks } from './model';
 import { resultNode } from './result';
 import { TEXT_LIMIT, textBlock } from './text';
@@ -316,13 +319,21 @@ export class CallList {
       call.durationMs,
       p ? `${p.progress}/${p.total}/${p.message}` : '',
       call.seq,
-      call.index
+      call.index,
+      call.approval ? approvalText(call.approval) : ''
     ].join('|');
   }
 
   private _buildRow(call: ICall, position: number): HTMLElement {
     const open = this._open.has(call.key);
-    const row = h('div', open ? 'call-row call-row-open' : 'call-row');
+    const approval = call.approval;
+    const row = h(
+      'div',
+      `call-row${open ? ' call-row-open' : ''}${approval ? ` call-row-${approvalCategory(approval)}` : ''}`
+    );
+    if (approval) {
+      row.title = markText(approvalText(approval));
+    }
     row.setAttribute('role', 'listitem');
     row.setAttribute('aria-expanded', String(open));
     row.setAttribute('data-key', call.key);
@@ -396,7 +407,8 @@ export class CallList {
       call.result === undefined ? 0 : 1,
       call.error,
       call.warnings.length,
-      call.artifactId
+      call.artifactId,
+      call.approval ? approvalText(call.approval) : ''
     ].join('|');
   }
 
@@ -424,6 +436,11 @@ export class CallList {
     head.appendChild(note);
     head.appendChild(button('close', 'close', 'close this call', () => this.toggle(call.key)));
     node.appendChild(head);
+    if (call.approval) {
+      const line = h('div', `approval approval-${approvalCategory(call.approval)}`);
+      appendMarked(line, approvalText(call.approval));
+      node.appendChild(line);
+    }
 
     node.appendChild(h('div', 'label', 'arguments'));
     node.appendChild(jsonView(call.arguments ?? {}));

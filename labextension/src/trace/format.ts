@@ -1,9 +1,48 @@
 /**
- * An argument list as it would be written in the call.
+ * An argument list as it would be written in the call, and a call's approval as one line.
  */
 
 import { clip } from '../common/format';
 import { asObject, toJson } from '../common/values';
+
+import { IApproval } from './model';
+
+/** Characters of an approval line (its parts come from the record, which may have been edited). */
+export const APPROVAL_CHARS = 300;
+
+const SCOPES: Record<string, string> = {
+  kernel: 'this tool, for this kernel',
+  session: 'this tool, for this session'
+};
+
+/**
+ * `allowed by the user (once): its server marks it destructive (destructiveHint)`, `denied by the user:
+ * ...`, `denied (no decision in time): ...`: the same line as the kernel's HTML and text views
+ * (codemode_kernel/views/render.py `approval_text`).
+ */
+export function approvalText(approval: IApproval): string {
+  const decision = approval.decision || 'decided';
+  const { by, scope, reason } = approval;
+  let who =
+    by === 'timeout'
+      ? ' (no decision in time)'
+      : by === 'nobody'
+        ? ' (nobody could be asked)'
+        : by
+          ? ` by ${by}`
+          : '';
+  if (decision === 'allowed' && scope) {
+    const said = SCOPES[scope] ?? scope;
+    // "the user (allowed earlier)" takes the scope inside its own parentheses.
+    who = who.endsWith(')') ? `${who.slice(0, -1)}; ${said})` : `${who} (${said})`;
+  }
+  return clip(`${decision}${who}${reason ? `: ${reason}` : ''}`, APPROVAL_CHARS);
+}
+
+/** The colour class of an approval: amber when allowed, red for a denial (or anything else). */
+export function approvalCategory(approval: IApproval): 'allowed' | 'denied' {
+  return approval.decision === 'allowed' ? 'allowed' : 'denied';
+}
 
 /**
  * `city="Oslo", unit="celsius"`: the arguments as written in the call, at most about `limit`

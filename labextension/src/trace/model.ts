@@ -19,6 +19,18 @@ export interface IProgress {
   message: string;
 }
 
+/**
+ * Who allowed or denied a call that needed approval (a destructive tool, or one the config lists), and why
+ * it was asked: `decision` is `allowed` or `denied`, `by` `the user`, `the client`, `timeout`, `nobody`...,
+ * `scope` `once`, `kernel` or `session`.
+ */
+export interface IApproval {
+  decision: string;
+  by: string;
+  scope: string;
+  reason: string;
+}
+
 /** One tool call, data and metadata joined. */
 export interface ICall {
   /** Identifies the call across live updates (its seq, else its id, else its index). */
@@ -34,6 +46,8 @@ export interface ICall {
   result: unknown;
   error: string;
   warnings: string[];
+  /** Null when the call needed no approval. */
+  approval: IApproval | null;
   progress: IProgress | null;
   durationMs: number | null;
   id: string;
@@ -122,6 +136,21 @@ function parseProgress(value: unknown): IProgress | null {
   return { progress, total: asNumber(obj.total), message: asText(obj.message) };
 }
 
+/** A record's `approval`, or null when it is missing or holds nothing usable. */
+export function parseApproval(value: unknown): IApproval | null {
+  const obj = asObject(value);
+  if (!obj) {
+    return null;
+  }
+  const approval = {
+    decision: asText(obj.decision),
+    by: asText(obj.by),
+    scope: asText(obj.scope),
+    reason: asText(obj.reason)
+  };
+  return approval.decision || approval.by || approval.reason ? approval : null;
+}
+
 function parseCall(value: unknown, meta: unknown, index: number): ICall {
   const call = asObject(value) ?? {};
   const extra = asObject(meta) ?? {};
@@ -138,6 +167,7 @@ function parseCall(value: unknown, meta: unknown, index: number): ICall {
     result: call.result === null ? undefined : call.result,
     error: asText(call.error),
     warnings: asList(call.warnings).map(asText),
+    approval: parseApproval(call.approval),
     progress: parseProgress(call.progress),
     durationMs: asNumber(extra.duration_ms),
     id,
