@@ -188,10 +188,11 @@ class PromptApprover:
 
 
 def question(request: ApprovalRequest) -> str:
-    """The prompt a person sees: the call, why it is asked, and the answers."""
+    """The prompt a person sees: the call, why it is asked, and the answers (short lines: an input box)."""
     return (
-        f"codemode: {request.summary()} needs approval: {request.reason}.\n"
-        "  Allow it? y = this call, a = this tool from now on, n = deny (default): "
+        f"codemode: {request.summary(width=100)} needs approval\n"
+        f"  why: {request.reason}\n"
+        "  y = allow this call, a = allow this tool from now on, n = deny (default): "
     )
 
 

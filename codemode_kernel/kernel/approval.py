@@ -13,6 +13,7 @@ gets a denial saying so, with the fix.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from typing import Any
 
@@ -47,6 +48,15 @@ class KernelApprover(PromptApprover):
         withdrawn = threading.Event()
         try:
             return await asyncio.to_thread(self._input_request, question, withdrawn)
+        except asyncio.CancelledError:
+            # The frontend keeps showing the box: say that an answer typed now goes nowhere.
+            print(
+                "codemode: the approval question above went unanswered in time and was withdrawn (the call "
+                "is denied, or the program stopped); answering it now does nothing",
+                file=sys.stderr,
+                flush=True,
+            )
+            raise
         finally:
             withdrawn.set()  # cancelled or answered: the thread stops waiting
 

@@ -123,10 +123,9 @@ def test_the_stdin_box_asks_and_the_trace_says_who_decided(app: Page, lab: Lab) 
     set_theme(app, LIGHT)
     run_cell(app, panel, 1)
     question = answer_the_question(app, allowed_cell, "y", "approval_question_light.png")
-    assert (
-        f'codemode: memory/delete_entities(entityNames=["Oslo"]) needs approval: {DESTRUCTIVE}.' in question
-    )
-    assert "y = this call, a = this tool from now on, n = deny (default)" in question
+    assert 'codemode: memory/delete_entities(entityNames=["Oslo"]) needs approval' in question
+    assert f"why: {DESTRUCTIVE}" in question
+    assert "y = allow this call, a = allow this tool from now on, n = deny (default)" in question
     wait_until_ran(app, allowed_cell)
 
     set_theme(app, DARK)

@@ -235,6 +235,6 @@ def test_run_on_a_terminal_asks_and_takes_the_answer(project: Path, home: Path) 
         proc.kill()
     question = asked.decode()
     assert 'workspace/write_file(path="note.txt", content="hello") needs approval' in question
-    assert "y = this call, a = this tool from now on, n = deny (default)" in question
+    assert "y = allow this call, a = allow this tool from now on, n = deny (default)" in question
     assert proc.returncode == 0 and out.decode().startswith("hello\n")
     assert (project / "note.txt").read_text() == "hello"

@@ -72,11 +72,9 @@ def _history_call(kernel: Kernel, tool: str) -> dict[str, Any]:
 def test_the_person_who_ran_the_cell_is_asked_and_no_denies(kernel: Kernel) -> None:
     denied = kernel.run(DELETE.format(name="Oslo"), answers=["n"])
     (question,) = denied.questions
-    assert (
-        'memory/delete_entities(entityNames=["Oslo"]) needs approval: its server marks it destructive'
-        in question
-    )
-    assert "y = this call, a = this tool from now on, n = deny (default)" in question
+    assert 'memory/delete_entities(entityNames=["Oslo"]) needs approval\n' in question
+    assert "  why: its server marks it destructive (destructiveHint)\n" in question
+    assert "y = allow this call, a = allow this tool from now on, n = deny (default)" in question
     assert denied.stream() == (
         "memory/delete_entities was denied by the user; nothing was sent ['Lima', 'Oslo', 'Rome']\n"
     )
@@ -143,6 +141,12 @@ def test_no_answer_within_the_calls_timeout_is_a_denial(kernel: Kernel) -> None:
     assert reply["content"]["status"] == "ok"
     text = "".join(m["content"].get("text", "") for m in messages if m["msg_type"] == "stream")
     assert "was denied: no decision came within 4 s" in text
+    errors = "".join(
+        m["content"]["text"]
+        for m in messages
+        if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"
+    )
+    assert "the approval question above went unanswered in time and was withdrawn" in errors
 
 
 def test_an_agents_program_asks_the_same_way(kernel: Kernel, model: ScriptedModelServer) -> None:
