@@ -77,14 +77,16 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
 
 
 def ready_state(lab: Lab, kernel_id: str, *, other_than_pid: int | None = None) -> Callable[[], Any]:
-    """A check: the kernel's state once every server is ready (and, if given, from a new process)."""
+    """A check: the kernel's state once every server is ready and its tools are built (the kernel writes
+    the servers' states as they change, and the tools once its executor is prepared, a moment later), and,
+    if given, from a new process."""
 
     def check() -> Any:
         answer = call(lab, "GET", f"{API}/{kernel_id}/state")
         if answer.status != 200:
             return None
         state = answer.json()
-        ready = state["servers"] and all(s["state"] == "ready" for s in state["servers"])
+        ready = state["servers"] and all(s["state"] == "ready" for s in state["servers"]) and state["tools"]
         return state if ready and state["pid"] != other_than_pid else None
 
     return check
