@@ -251,7 +251,8 @@ class Executor:
         """
         plan = plan_calls(
             tools,
-            taken=(m.function_name for m in self.toolbox.models_for(self.settings)),
+            # Only a run with tools of its own needs the servers' names (each run would rebuild-check).
+            taken=[m.function_name for m in self.toolbox.models_for(self.settings)] if tools else (),
             replay=replay,
             pending=pending,
             reserved=RESERVED_NAMES,
