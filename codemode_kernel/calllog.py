@@ -26,6 +26,7 @@ from .errors import ArtifactError
 __all__ = [
     "DEFAULT_ARTIFACT_THRESHOLD",
     "CallLog",
+    "CallProgress",
     "CallRecord",
     "CallStatus",
     "ToolCallRecord",
@@ -69,6 +70,17 @@ class ToolCallRecord(TypedDict):
     """Its number in the execution, as the program issued it."""
     approval: NotRequired[dict[str, Any] | None]
     """For a call that needed approval: ``decision`` (allowed, denied), ``by``, ``scope``, ``reason``."""
+    progress: NotRequired[CallProgress | None]
+    """The server's progress notifications on the call: how many, and the last one."""
+
+
+class CallProgress(TypedDict):
+    """A call's progress as its server reported it: ``count`` notifications, the last one's values."""
+
+    count: int
+    progress: float
+    total: float | None
+    message: str | None
 
 
 @dataclass(frozen=True)
@@ -94,6 +106,8 @@ class CallRecord:
     None for calls made outside a program."""
     approval: dict[str, Any] | None = None
     """For a call that needed approval (``approvals.py``): the decision, who made it, and why it was asked."""
+    progress: CallProgress | None = None
+    """The server's progress notifications so far (``CallLog.progress``); kept when the call ends."""
 
     def to_json(self) -> ToolCallRecord:
         """A JSON-serialisable dict of every field."""
@@ -165,6 +179,10 @@ class CallLog:
     ) -> CallRecord:
         """Record how a call ended; a large result becomes an artifact and the record keeps a preview."""
         duration_ms = (time.time() - record.started) * 1000.0
+        with self._lock:
+            current = self._records.get(record.id)
+        if current is not None and current.progress is not None:
+            record = replace(record, progress=current.progress)  # the progress recorded while it ran
         artifact_id = None
         if result is not None and self.artifacts is not None:
             result, artifact_id = self._store_if_large(record, result)
@@ -179,6 +197,26 @@ class CallLog:
         )
         self._put(done)
         return done
+
+    def progress(
+        self, record: CallRecord, progress: float, total: float | None, message: str | None
+    ) -> CallRecord:
+        """Record one progress notification on a running call and show the updated record to listeners.
+
+        A notification that arrives after the call ended (the server sent it late) is not recorded.
+        """
+        with self._lock:
+            current = self._records.get(record.id)
+            if current is None or current.status != "running":
+                return current or record
+            count = (current.progress or {"count": 0})["count"] + 1
+            updated = replace(
+                current,
+                progress=CallProgress(count=count, progress=progress, total=total, message=message),
+            )
+            self._records[record.id] = updated  # in place: checked and set under one lock, never spilled
+        self._notify(updated)
+        return updated
 
     def _store_if_large(
         self, record: CallRecord, result: dict[str, Any]
@@ -260,6 +298,9 @@ class CallLog:
                         excess -= 1
         if overflow:
             self._spill_records(overflow)
+        self._notify(record)
+
+    def _notify(self, record: CallRecord) -> None:
         for listener in list(self._listeners):
             try:
                 listener(record)

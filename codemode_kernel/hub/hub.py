@@ -409,7 +409,7 @@ class ToolHub:
         try:
             # The SDK's own request timeout: when it expires, the server is sent notifications/cancelled.
             left = max(0.0, deadline - loop.time())
-            result = await conn.call(tool, arguments, timeout=left, progress=progress)
+            result = await conn.call(tool, arguments, timeout=left, progress=self._recorder(record, progress))
         except asyncio.CancelledError:
             self.call_log.finish(record, "cancelled", error="cancelled by the caller")
             raise
@@ -429,11 +429,23 @@ class ToolHub:
         except Exception as exc:
             self._fail(record, f"{type(exc).__name__}: {exc}")
             raise ServerError(f"{tool}: {type(exc).__name__}: {exc}", server=server) from exc
+        # The SDK runs each progress callback as a task of its own: the last ones may still be queued
+        # when the result arrives. One turn of the loop records them before the call is finished.
+        await asyncio.sleep(0)
         warnings = take_transport_warnings(result) + self._output_checks.warnings(spec, result)
         self.call_log.finish(
             record, "tool_error" if result.get("isError") else "ok", result=result, warnings=warnings
         )
         return result
+
+    def _recorder(self, record: CallRecord, forward: ProgressCallback | None) -> ProgressCallback:
+        """The call's progress callback: each notification goes into its record, then to the caller's."""
+
+        def on_progress(progress: float, total: float | None, message: str | None) -> Any:
+            self.call_log.progress(record, progress, total, message)
+            return forward(progress, total, message) if forward is not None else None
+
+        return on_progress
 
     def _fail(self, record: CallRecord, message: str) -> None:
         self.call_log.finish(record, "server_error", error=message)

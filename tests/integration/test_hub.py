@@ -142,6 +142,25 @@ def test_progress_reaches_the_callback(hub: ToolHub) -> None:
     hub.call("quirky", "sleep", {"seconds": 0.5}, progress=lambda p, total, msg: seen.append((p, total)))
     assert [p for p, _ in seen] == [1, 2, 3, 4, 5]
     assert seen[-1][1] == 5
+    (record,) = [r for r in hub.call_log.records() if r.tool == "sleep"]
+    assert record.status == "ok"
+    assert record.progress == {"count": 5, "progress": 5, "total": 5, "message": None}
+
+
+def test_progress_is_in_the_record_without_a_callback(hub: ToolHub) -> None:
+    """The call log keeps every call's progress (the live views read it), watched or not."""
+    updates: list[int] = []
+    unsubscribe = hub.call_log.subscribe(
+        lambda record: updates.append(record.progress["count"]) if record.progress else None
+    )
+    try:
+        hub.call("quirky", "sleep", {"seconds": 0.3})
+    finally:
+        unsubscribe()
+    (record,) = [r for r in hub.call_log.records() if r.tool == "sleep"]
+    assert record.progress is not None and record.progress["count"] == 3
+    assert record.to_json()["progress"] == record.progress
+    assert updates[:3] == [1, 2, 3]  # the running record, once per notification, then the finished one
 
 
 def test_many_concurrent_calls_run_in_parallel(hub: ToolHub) -> None:
@@ -255,6 +274,9 @@ def test_server_everything_over_stdio(tmp_path: Path, everything_bin: str) -> No
             progress=lambda p, t, m: steps.append(p),
         )
         assert steps == [1, 2, 3]
+        long_run = [r for r in hub.call_log.records() if r.tool == "trigger-long-running-operation"]
+        assert long_run[0].progress is not None
+        assert long_run[0].progress["count"] == 3 and long_run[0].progress["total"] == 3
 
 
 def test_server_everything_over_sse(tmp_path: Path, everything_bin: str, http_server) -> None:
