@@ -14,7 +14,16 @@ from html import escape as esc
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..executor import ExecutionResult
-from .render import approval_text, arguments_text, call_html, code_html, error_html, status_badge, value_html
+from .render import (
+    approval_text,
+    arguments_text,
+    call_html,
+    code_html,
+    error_html,
+    progress_text,
+    status_badge,
+    value_html,
+)
 
 if TYPE_CHECKING:
     from ..agent import AgentResult
@@ -132,6 +141,7 @@ def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
     if result.value is not None and result.value != {"kind": "json", "data": None}:
         lines.append(f"value: {_value_text(result.value)}")
     lines.extend(_approval_lines(result.tool_calls))
+    lines.extend(_progress_lines(result.tool_calls))
     if result.error is not None:
         lines.append(_error_text(result.error))
     lines.extend(f"artifact: {_artifact_text(a)}" for a in result.artifacts)
@@ -152,6 +162,23 @@ def _approval_lines(calls: Sequence[Mapping[str, Any]], limit: int = 20) -> list
             lines.append(f"approval: {number}{call.get('server')}/{call.get('tool')} {text}")
     if len(lines) > limit:
         return [*lines[:limit], f"approval: … {len(lines) - limit} more calls needed approval"]
+    return lines
+
+
+def _progress_lines(calls: Sequence[Mapping[str, Any]], limit: int = 10) -> list[str]:
+    """``progress: #1 weather/get_forecast 5 updates, last: Oslo: day 5 of 5`` per call that reported any.
+
+    A console shows only ``text/plain``; a program of many slow calls gets the first few and a count.
+    """
+    lines = []
+    for call in calls:
+        text = progress_text(call.get("progress"))
+        if text:
+            seq = call.get("seq")
+            number = f"#{seq} " if isinstance(seq, int) else ""
+            lines.append(f"progress: {number}{call.get('server')}/{call.get('tool')} {text}")
+    if len(lines) > limit:
+        return [*lines[:limit], f"progress: … {len(lines) - limit} more calls reported progress"]
     return lines
 
 

@@ -4,7 +4,9 @@ It exists only while the program runs. Its display carries an empty ``text/plain
 and consoles without widgets see nothing of it) and is emptied at the end, when the finished record is
 displayed once as the static MIME bundle (display.py) that survives saving and kernel restarts.
 Updates come from the kernel's main thread only (see kernel/magics.py): widget messages then follow the
-cell's other output in order.
+cell's other output in order. A call's start and end are shown at once; its progress (the server's
+notifications, which can come many times a second) is coalesced, at most about ten refreshes a second
+for the whole view, the latest state always shown.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from .render import call_html, code_html, status_badge
 __all__ = ["LiveTrace", "LiveView", "open_live_view"]
 
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+PROGRESS_INTERVAL = 0.1
+"""Seconds between two refreshes of the view caused by progress alone: each sets widget values, and each
+value set is a message to the frontend."""
 
 
 class LiveView(Protocol):
@@ -32,7 +37,7 @@ class LiveView(Protocol):
         """Nothing came for a moment: refresh the clock."""
 
     def call(self, record: CallRecord) -> None:
-        """A call started or ended."""
+        """A call started, reported progress, or ended."""
 
     def close(self) -> None:
         """The program ended: remove the view (the finished record is displayed next)."""
@@ -66,8 +71,11 @@ class LiveTrace:
         self._rows: dict[str, Any] = {}
         self._places: dict[str, tuple[bool, int, float]] = {}
         self._statuses: dict[str, str] = {}
+        self._pending: dict[str, CallRecord] = {}
+        """Running calls whose new progress is not shown yet (the view was refreshed a moment ago)."""
+        self._refreshed = 0.0
         self._display_id: str | None = None
-        self.tick()
+        self._header_value()
 
     def show(self) -> None:
         """Display the live view (text/plain empty, so it leaves no trace outside a widget frontend)."""
@@ -76,18 +84,32 @@ class LiveTrace:
         self._display_id = handle.display_id
 
     def tick(self) -> None:
-        """Refresh the header: status, elapsed seconds, calls so far."""
+        """Nothing came for a moment: show the progress held back, refresh the header's clock."""
+        self._flush(0.0)
+        self._header_value()
+
+    def _header_value(self) -> None:
+        """The header: status, elapsed seconds (of the timeout), calls made, done and running."""
         elapsed = time.monotonic() - self._started
         limit = f" of {self._timeout:.0f} s" if self._timeout else ""
         running = sum(1 for status in self._statuses.values() if status == "running")
+        done = len(self._rows) - running
         self._header.value = (
             f"<b>codemode</b> {status_badge('running')} {elapsed:.1f} s{limit} · "
             f"{len(self._rows)} tool call{'s' * (len(self._rows) != 1)}"
-            + (f" ({running} running)" if running else "")
+            + (f": {done} done, {running} running" if running else "")
         )
 
     def call(self, record: CallRecord) -> None:
-        """Add the call's row when it starts; fill it in when it ends."""
+        """Add the call's row when it starts, fill it in when it ends (both at once); progress coalesced."""
+        known = self._statuses.get(record.id)
+        if known is not None and known != "running" and record.status == "running":
+            return  # a running state that came after the end: the end stays shown
+        if known == "running" == record.status:
+            self._pending[record.id] = record  # the same running call, with new progress
+            self._flush(PROGRESS_INTERVAL)
+            return
+        self._pending.pop(record.id, None)
         row = self._rows.get(record.id)
         if row is None:
             row = self._widgets.HTML()
@@ -99,7 +121,18 @@ class LiveTrace:
             self._calls.children = tuple(self._rows[call_id] for call_id in by_place)
         row.value = call_html(record.to_json())
         self._statuses[record.id] = record.status
-        self.tick()
+        self._header_value()
+
+    def _flush(self, interval: float) -> None:
+        """Show the progress held back, unless the view was refreshed under ``interval`` seconds ago."""
+        now = time.monotonic()
+        if not self._pending or now - self._refreshed < interval:
+            return
+        for call_id, record in self._pending.items():
+            self._rows[call_id].value = call_html(record.to_json())
+        self._pending.clear()
+        self._refreshed = now
+        self._header_value()
 
     def close(self) -> None:
         """Remove the live view: the finished record is displayed next, as a static bundle."""

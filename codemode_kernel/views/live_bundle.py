@@ -2,7 +2,8 @@
 
 One output, displayed when the program starts and replaced in place (``update_display_data``) as calls
 start and end, so the extension draws the running record with the same renderer as the finished one.
-Updates are throttled (a record of thousands of calls must not send thousands of copies of itself) and,
+Updates are throttled (a record of thousands of calls, or a server reporting progress many times a
+second, must not send thousands of copies of the record; the latest state is always sent) and,
 like the ipywidgets view, the output is emptied at the end, when the finished record is displayed.
 """
 
@@ -61,7 +62,14 @@ class LiveTraceBundle:
         self._sent = time.monotonic()
 
     def call(self, record: CallRecord) -> None:
-        """A call started or ended: shown at once unless the last update was under 0.2 s ago."""
+        """A call started, reported progress or ended: shown at once unless the last update was recent.
+
+        Updates are 0.2 s apart at least: a server reporting progress many times a second costs at most
+        five updates a second.
+        """
+        known = self._calls.get(record.id)
+        if known is not None and known.status != "running" and record.status == "running":
+            return  # a running state that came after the end: the end stays shown
         self._calls[record.id] = record
         self._dirty = True
         self._send(_MIN_INTERVAL)

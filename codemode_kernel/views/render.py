@@ -13,6 +13,7 @@ import base64
 import binascii
 import html
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,9 @@ __all__ = [
     "code_html",
     "error_html",
     "json_html",
+    "progress_bar_html",
+    "progress_html",
+    "progress_text",
     "result_html",
     "status_badge",
     "table_html",
@@ -48,6 +52,8 @@ _STATUS_STYLE = {
 _APPROVAL_COLOR = {"allowed": "#9a6700", "denied": "#cf222e"}  # as a warning, as an error
 _SCOPES = {"kernel": "this tool, for this kernel", "session": "this tool, for this session"}
 _APPROVAL_CHARS = 300  # the line stays short: ``by`` and ``reason`` come from the record, which may be edited
+_PROGRESS_CHARS = 300  # the detail's progress line: the message is the server's, of any length
+_ROW_MESSAGE_CHARS = 120  # the message beside a running call's bar
 _MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 12px"
 
 esc = html.escape
@@ -80,15 +86,19 @@ def call_html(call: Mapping[str, Any], *, open_result: bool = False, volatile: b
     artifact = call.get("artifact_id")
     seq = call.get("seq")
     number = f'<small style="opacity: 0.7">#{seq}</small> ' if isinstance(seq, int) else ""
+    running_bar = progress_bar_html(call.get("progress")) if call.get("status") == "running" else ""
     summary = (
         f"{number}<code>{esc(str(call.get('tool')))}({esc(arguments_text(call.get('arguments')))})</code> "
         f"{status_badge(str(call.get('status')))}{timing_html}"
-        f' <small style="opacity: 0.7">{esc(str(call.get("server")))}</small>'
+        f' <small style="opacity: 0.7">{esc(str(call.get("server")))}</small>{running_bar}'
     )
     body = []
     approval = approval_html(call.get("approval"))
     if approval:
         body.append(approval)
+    progress = progress_html(call.get("progress"))
+    if progress:
+        body.append(progress)
     if call.get("error"):
         body.append(f'<pre style="color: #cf222e; {_MONO}">{esc(str(call["error"]))}</pre>')
     if artifact:
@@ -141,6 +151,88 @@ def approval_html(approval: Any) -> str:
     decision = str(approval.get("decision"))
     color = _APPROVAL_COLOR.get(decision, _APPROVAL_COLOR["denied"])
     return f'<div class="codemode-approval" style="color: {color}">{esc(text)}</div>'
+
+
+def _number(value: float) -> str:
+    """``5`` for 5.0, ``2.5`` as it is: progress values are floats on the wire, mostly whole."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _progress_fields(progress: Any) -> tuple[int, float | None, float | None, str]:
+    """(count, progress, total, message) of a record's ``progress``, each None/0/"" when unusable.
+
+    The record may come from an edited notebook: nothing here trusts a field's type.
+    """
+    if not isinstance(progress, Mapping):
+        return 0, None, None, ""
+
+    def number(key: str) -> float | None:
+        value = progress.get(key)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        return float(value) if math.isfinite(value) else None  # NaN or infinity: nothing to draw
+
+    count = progress.get("count")
+    count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+    message = progress.get("message")
+    # One line: a message with line breaks would break the text view's layout.
+    text = " ".join(message.split()) if isinstance(message, str) else ""
+    return count, number("progress"), number("total"), text
+
+
+def _progress_value(value: float | None, total: float | None) -> str:
+    """``3 of 5``, ``3``, or "" when the record holds no usable progress value."""
+    if value is None:
+        return ""
+    return f"{_number(value)} of {_number(total)}" if total is not None else _number(value)
+
+
+def progress_text(progress: Any) -> str:
+    """A finished call's progress on one short line, or "" when its server reported none.
+
+    ``5 updates, last: Oslo: day 5 of 5`` (the last message, else the last value, ``5 of 5``).
+    """
+    count, value, total, message = _progress_fields(progress)
+    last = message or _progress_value(value, total)
+    if not count and not last:
+        return ""
+    parts = [f"{count} update{'s' * (count != 1)}"] if count else []
+    parts += [f"last: {last}"] if last else []
+    line = ", ".join(parts)
+    return line if len(line) <= _PROGRESS_CHARS else line[: _PROGRESS_CHARS - 1] + "…"
+
+
+def progress_html(progress: Any) -> str:
+    """The call's detail line ``progress: 5 updates, last: ...`` (muted), or ""."""
+    text = progress_text(progress)
+    if not text:
+        return ""
+    return f'<div class="codemode-progress" style="opacity: 0.75">progress: {esc(text)}</div>'
+
+
+def progress_bar_html(progress: Any) -> str:
+    """A running call's bar and the server's last message, for the row of the live view; "" without any.
+
+    A ``<progress>`` with a value is determinate (``value`` of ``total``); without one the browser
+    animates it, as for a server that gives no total. The message (or the count) follows, cut short.
+    """
+    count, value, total, message = _progress_fields(progress)
+    if not count and value is None and not message:
+        return ""
+    if value is not None and total is not None and total > 0:
+        fraction = max(0.0, min(1.0, value / total))
+        bar = f'<progress value="{fraction:.3f}" max="1"'
+    else:
+        bar = "<progress"  # indeterminate
+    tip = _progress_value(value, total) + (f": {message}" if message else "")
+    style = "width: 6em; height: 0.7em; vertical-align: middle; margin: 0 0.4em; accent-color: #9a6700"
+    bar += f' title="{esc(_clip_to(tip, 300))}" style="{style}"></progress>'
+    words = message or _progress_value(value, total) or f"{count} update{'s' * (count != 1)}"
+    return f'{bar}<small class="codemode-progress-message">{esc(_clip_to(words, _ROW_MESSAGE_CHARS))}</small>'
+
+
+def _clip_to(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def arguments_text(arguments: Any) -> str:
