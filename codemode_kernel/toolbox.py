@@ -29,6 +29,7 @@ from .artifacts import ArtifactStore
 from .calllog import CallLog
 from .config import CodeModeSettings, Config, load_config, resolve_code_mode
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
+from .hub.reporting import acall_reporting, call_reporting
 from .toolspec import ToolSpec
 from .typegen import ToolModel, build_tool_models, make_async_tool_function, make_tool_function, render_stubs
 from .worker.tools_module import HELPER_NAMES
@@ -331,14 +332,18 @@ class Toolbox:
     def _sync_function(self, model: ToolModel) -> Callable[..., Any]:
         hub, server, tool = self.hub, model.spec.server, model.spec.name
         function = make_tool_function(
-            model, lambda arguments: hub.call(server, tool, arguments), module=_MODULE
+            model,
+            lambda arguments, on_progress: call_reporting(hub, server, tool, arguments, on_progress),
+            module=_MODULE,
         )
         return _with_model(function, model)
 
     def _async_function(self, model: ToolModel) -> Callable[..., Awaitable[Any]]:
         hub, server, tool = self.hub, model.spec.server, model.spec.name
         function = make_async_tool_function(
-            model, lambda arguments: hub.acall(server, tool, arguments), module=_MODULE
+            model,
+            lambda arguments, on_progress: acall_reporting(hub, server, tool, arguments, on_progress),
+            module=_MODULE,
         )
         return _with_model(function, model)
 

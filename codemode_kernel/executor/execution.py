@@ -14,7 +14,7 @@ from typing import Any
 
 from ..calllog import CallRecord
 from ..hub.connection import ProgressCallback
-from ..worker.protocol import DoneFrame, KernelFrame, ProtectionsFrame, encode_frame
+from ..worker.protocol import DoneFrame, KernelFrame, ProtectionsFrame, ToolProgressFrame, encode_frame
 from .owned import CallPlan
 
 __all__ = ["CallCallback", "Execution", "LLMHandler", "OutputCallback", "ProgressWatcher", "Watchers"]
@@ -99,13 +99,25 @@ class Execution:
             except Exception:  # a broken live view must not break the execution
                 log.exception("an on_output callback failed")
 
-    def progress_of(self, tool: str, seq: int | None) -> ProgressCallback | None:
-        """The hub's progress callback for one call, when the caller watches progress."""
+    def progress_of(self, tool: str, seq: int | None, call_id: int | None = None) -> ProgressCallback | None:
+        """The hub's progress callback for one call, when anyone watches its progress.
+
+        The caller's watcher gets it, and the program when it watches the call (``call_id``, its request:
+        the updates go as ``tool_progress`` frames).
+        """
         watch = self.watchers.on_progress
-        if watch is None:
+        if watch is None and call_id is None:
             return None
 
         def forward(progress: float, total: float | None, message: str | None) -> None:
+            if call_id is not None:
+                self.reply(
+                    ToolProgressFrame(
+                        type="tool_progress", id=call_id, progress=progress, total=total, message=message
+                    )
+                )
+            if watch is None:
+                return
             try:
                 watch(tool, seq, progress, total, message)
             except Exception:  # a broken live view must not break the call

@@ -141,7 +141,7 @@ class WorkerRequests:
                 arguments,
                 execution_id=state.execution_id,
                 seq=seq,
-                progress=state.progress_of(tool, seq),
+                progress=state.progress_of(tool, seq, call_id if call.get("progress") else None),
                 approval=plan.approval,
             )
         except CodeModeError as exc:

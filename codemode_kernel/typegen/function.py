@@ -14,15 +14,24 @@ from typing import Any, TypeVar
 
 from ..results import decode_result
 from .model import ToolModel
+from .progress import ProgressHandler, check_handler
 from .signature import bind_arguments, make_docstring, make_signature
 
-__all__ = ["AsyncWireCall", "WireCall", "make_async_tool_function", "make_tool_function"]
+__all__ = [
+    "PROGRESS_KEYWORD",
+    "AsyncWireCall",
+    "WireCall", "make_async_tool_function", "make_tool_function"]
 
-WireCall = Callable[[dict[str, Any]], dict[str, Any]]
-"""Sends one call's wire arguments to the tool and returns its CallToolResult in wire form."""
+WireCall = Callable[[dict[str, Any], ProgressHandler | None], dict[str, Any]]
+"""Sends one call's wire arguments to the tool and returns its CallToolResult in wire form; the handler,
+when given, is run on the caller's thread for each progress notification (``progress.wait_reporting``)."""
 
-AsyncWireCall = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-"""The awaitable form of ``WireCall``."""
+AsyncWireCall = Callable[[dict[str, Any], ProgressHandler | None], Awaitable[dict[str, Any]]]
+"""The awaitable form of ``WireCall`` (the handler runs on the caller's event loop)."""
+
+PROGRESS_KEYWORD = "on_progress"
+"""The keyword every tool function takes besides the tool's own arguments (unless the tool has a
+parameter of that name): a function called with each ``ToolProgress`` of the call."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -35,7 +44,8 @@ def make_tool_function(model: ToolModel, call: WireCall, *, module: str) -> Call
     spec = model.spec
 
     def tool_function(*args: Any, **kwargs: Any) -> Any:
-        result = call(bind_arguments(model, args, kwargs))
+        handler = _progress_handler(model, kwargs)
+        result = call(bind_arguments(model, args, kwargs), handler)
         return decode_result(result, tool=spec.name, server=spec.server, unwrap=spec.wraps_result)
 
     return _describe(tool_function, model, module)
@@ -48,10 +58,20 @@ def make_async_tool_function(
     spec = model.spec
 
     async def tool_function(*args: Any, **kwargs: Any) -> Any:
-        result = await acall(bind_arguments(model, args, kwargs))
+        handler = _progress_handler(model, kwargs)
+        result = await acall(bind_arguments(model, args, kwargs), handler)
         return decode_result(result, tool=spec.name, server=spec.server, unwrap=spec.wraps_result)
 
     return _describe(tool_function, model, module)
+
+
+def _progress_handler(model: ToolModel, kwargs: dict[str, Any]) -> ProgressHandler | None:
+    """Take ``on_progress`` out of the keywords, unless the tool has a parameter of that name."""
+    if PROGRESS_KEYWORD not in kwargs or any(
+        PROGRESS_KEYWORD in (p.name, p.wire_name) for p in model.params
+    ):
+        return None
+    return check_handler(model.function_name, kwargs.pop(PROGRESS_KEYWORD))
 
 
 def _describe(function: _F, model: ToolModel, module: str) -> _F:

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from .. import errors
 from ..errors import ChannelClosed
+from ..typegen.progress import ProgressHandler, ToolProgress, notify, wait_reporting
 from .protocol import (
     ArtifactFrame,
     ArtifactGetFrame,
@@ -26,6 +27,7 @@ from .protocol import (
     FrameReader,
     ProtocolError,
     ToolCallFrame,
+    ToolProgressFrame,
     ToolResultFrame,
     WorkerFrame,
     send_frame,
@@ -96,6 +98,8 @@ class Channel:
         self._reader = FrameReader(sock)
         self._ids = itertools.count(1)
         self._pending: dict[int, Future[Any]] = {}
+        self._watched: dict[int, Callable[[ToolProgress], None]] = {}
+        """The calls whose progress the program watches: where each one's updates go, by request id."""
         self._lock = threading.Lock()
         self._closed = False
         self.order = CallOrder()
@@ -124,24 +128,58 @@ class Channel:
 
         threading.Thread(target=read_loop, name="codemode-channel", daemon=True).start()
 
-    def call(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Ask the kernel to run a tool; block until its wire result arrives."""
-        return self.submit(server, tool, arguments).result()
+    def call(
+        self, server: str, tool: str, arguments: dict[str, Any], on_progress: ProgressHandler | None = None
+    ) -> dict[str, Any]:
+        """Ask the kernel to run a tool; block until its wire result arrives.
 
-    async def acall(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Async twin of ``call``."""
+        ``on_progress`` runs on this thread for each of the server's progress notifications on the call.
+        """
+        if on_progress is None:
+            return self.submit(server, tool, arguments).result()
+        result: dict[str, Any] = wait_reporting(
+            tool, lambda report: self.submit(server, tool, arguments, report), on_progress
+        )
+        return result
+
+    async def acall(
+        self, server: str, tool: str, arguments: dict[str, Any], on_progress: ProgressHandler | None = None
+    ) -> dict[str, Any]:
+        """Async twin of ``call``; ``on_progress`` runs on the awaiting loop."""
         import asyncio  # loaded by the program that awaits: a worker does not import it up front
 
-        return await asyncio.wrap_future(self.submit(server, tool, arguments))
+        report = None
+        if on_progress is not None:
+            loop, handler = asyncio.get_running_loop(), on_progress
 
-    def submit(self, server: str, tool: str, arguments: dict[str, Any]) -> Future[dict[str, Any]]:
-        """Send a tool call; the future resolves to the result or raises the kernel's error."""
+            def report(update: ToolProgress) -> None:
+                loop.call_soon_threadsafe(notify, tool, handler, update)
+
+        return await asyncio.wrap_future(self.submit(server, tool, arguments, report))
+
+    def submit(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        report: Callable[[ToolProgress], None] | None = None,
+    ) -> Future[dict[str, Any]]:
+        """Send a tool call; the future resolves to the result or raises the kernel's error.
+
+        ``report`` is called on the reader thread with each progress update, until the answer.
+        """
         seq = self.order.take()
-        return self.request(
-            lambda call_id: ToolCallFrame(
+
+        def frame(call_id: int) -> ToolCallFrame:
+            call = ToolCallFrame(
                 type="tool_call", id=call_id, server=server, tool=tool, arguments=arguments, seq=seq
             )
-        )
+            if report is not None:
+                call["progress"] = True
+                self._watched[call_id] = report
+            return call
+
+        return self.request(frame)
 
     def store_artifact(
         self, value: ValueEnvelope, name: str | None, description: str | None, mime_type: str | None
@@ -191,6 +229,7 @@ class Channel:
         except BaseException:  # too large to send, or the socket is gone: nobody will answer it
             with self._lock:
                 self._pending.pop(request_id, None)
+                self._watched.pop(request_id, None)
             raise
         return future
 
@@ -206,6 +245,9 @@ class Channel:
         self._close_pending()
 
     def _dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "tool_progress":
+            self._progress(cast(ToolProgressFrame, message))
+            return
         if message.get("type") not in _ANSWERS:
             if self.on_message is not None:
                 self.on_message(message)
@@ -213,6 +255,7 @@ class Channel:
         answer = cast(ToolResultFrame | ArtifactResultFrame, message)  # the kernel is trusted here
         with self._lock:
             future = self._pending.pop(int(answer.get("id", -1)), None)
+            self._watched.pop(int(answer.get("id", -1)), None)
         if future is None:
             return
         if answer.get("ok"):
@@ -224,9 +267,16 @@ class Channel:
             error: Any = answer.get("error")
             future.set_exception(_error_from(error or {}))
 
+    def _progress(self, frame: ToolProgressFrame) -> None:
+        with self._lock:
+            report = self._watched.get(int(frame.get("id", -1)))
+        if report is not None:
+            report(ToolProgress(frame["progress"], frame.get("total"), frame.get("message")))
+
     def _close_pending(self) -> None:
         with self._lock:
             self._closed = True
+            self._watched.clear()
             pending, self._pending = self._pending, {}
         for future in pending.values():
             future.set_exception(ChannelClosed("the kernel closed the channel during a tool call"))

@@ -66,6 +66,7 @@ __all__ = [
     "SpawnMessage",
     "SpawnedMessage",
     "ToolCallFrame",
+    "ToolProgressFrame",
     "ToolResultFailed",
     "ToolResultFrame",
     "ToolResultOk",
@@ -142,15 +143,27 @@ class ArtifactResultFailed(TypedDict):
     error: RequestError
 
 
+class ToolProgressFrame(TypedDict):
+    """A server's progress on a ``tool_call`` that asked for it (``progress: true``), before its answer."""
+
+    type: Literal["tool_progress"]
+    id: int
+    """The ``tool_call``'s id."""
+    progress: float
+    total: float | None
+    message: str | None
+
+
 ToolResultFrame = ToolResultOk | ToolResultFailed
 ArtifactResultFrame = ArtifactResultOk | ArtifactResultFailed
-KernelFrame = RunFrame | ToolResultFrame | ArtifactResultFrame
+KernelFrame = RunFrame | ToolResultFrame | ToolProgressFrame | ArtifactResultFrame
 """Every frame the kernel sends a worker."""
 
 KERNEL_FRAMES: tuple[type, ...] = (
     RunFrame,
     ToolResultOk,
     ToolResultFailed,
+    ToolProgressFrame,
     ArtifactResultOk,
     ArtifactResultFailed,
 )
@@ -187,6 +200,9 @@ class ToolCallFrame(TypedDict):
     seq: NotRequired[int]
     """The call's number in its run (1, 2, ...), as the program issued it: a parallel batch in order.
     A worker always numbers its calls; the kernel records a call without one as unnumbered."""
+    progress: NotRequired[bool]
+    """True when the program watches the call's progress (``on_progress``, ``stream``): the kernel then
+    sends the server's progress notifications as ``tool_progress`` frames."""
 
 
 class ArtifactStoreFrame(TypedDict):
@@ -364,6 +380,8 @@ def check_worker_frame(message: Mapping[str, Any]) -> WorkerFrame:
         seq = message.get("seq")
         if isinstance(seq, int) and not isinstance(seq, bool):
             call["seq"] = seq
+        if message.get("progress") is True:
+            call["progress"] = True
         return call
     if kind == "artifact":
         return _check_artifact(message)

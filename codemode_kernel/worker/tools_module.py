@@ -29,6 +29,7 @@ from ..typegen import (
     make_tool_function,
     render_signature,
 )
+from ..typegen.progress import ProgressHandler, ToolProgress, ToolStream
 from .channel import Channel
 from .protocol import FrameTooLarge, ProtocolError
 from .values import decode_value, encode_artifact
@@ -38,6 +39,7 @@ __all__ = ["HELPER_NAMES", "ProgramComplete", "ToolRuntime", "build_tools_module
 HELPER_NAMES = (
     "complete",
     "parallel",
+    "stream",
     "search_tools",
     "tool_schema",
     "atools",
@@ -112,6 +114,8 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
         setattr(atools, model.function_name, _async_function(model, runtime))
     module.atools = atools  # type: ignore[attr-defined]
     module.parallel = _parallel(runtime)  # type: ignore[attr-defined]
+    module.stream = _stream(runtime)  # type: ignore[attr-defined]
+    module.ToolProgress = ToolProgress  # type: ignore[attr-defined]
     module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
     module.tool_schema = _tool_schema(models)  # type: ignore[attr-defined]
     module.complete = complete  # type: ignore[attr-defined]
@@ -168,9 +172,9 @@ def _model(descriptor: dict[str, Any]) -> ToolModel:
 def _sync_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]:
     server, tool = model.spec.server, model.spec.name
 
-    def send(arguments: dict[str, Any]) -> dict[str, Any]:
+    def send(arguments: dict[str, Any], on_progress: ProgressHandler | None) -> dict[str, Any]:
         try:
-            return runtime.require_channel().call(server, tool, arguments)
+            return runtime.require_channel().call(server, tool, arguments, on_progress)
         except FrameTooLarge as exc:
             raise _too_large(model.function_name, exc) from None
 
@@ -180,9 +184,9 @@ def _sync_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]
 def _async_function(model: ToolModel, runtime: ToolRuntime) -> Callable[..., Any]:
     server, tool = model.spec.server, model.spec.name
 
-    async def send(arguments: dict[str, Any]) -> dict[str, Any]:
+    async def send(arguments: dict[str, Any], on_progress: ProgressHandler | None) -> dict[str, Any]:
         try:
-            return await runtime.require_channel().acall(server, tool, arguments)
+            return await runtime.require_channel().acall(server, tool, arguments, on_progress)
         except FrameTooLarge as exc:
             raise _too_large(model.function_name, exc) from None
 
@@ -236,6 +240,36 @@ def _parallel(runtime: ToolRuntime) -> Callable[..., list[Any]]:
             threading.stack_size(previous)
 
     return parallel
+
+
+def _stream(runtime: ToolRuntime) -> Callable[..., ToolStream]:
+    def stream(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> ToolStream:
+        """Call a tool and iterate over its progress as the server reports it; ``.result`` afterwards.
+
+        ``call = stream(get_forecast, city="Oslo", days=5)``, then ``for p in call: print(p.message)``
+        (each ``p`` a ToolProgress: ``progress``, ``total``, ``message``, ``fraction``), then
+        ``call.result``. The call takes its place in the record where ``stream`` was called. A failed
+        call raises from the loop. With an ``atools`` function: ``async for p in stream(atools.f, ...)``.
+        """
+        order = runtime.require_channel().order
+
+        def numbered(call: Callable[[], Any]) -> Callable[[], Any]:
+            # On the program's thread as the iteration starts: the call is numbered in program order,
+            # not when its thread gets to run.
+            number = order.reserve(1)
+
+            def run() -> Any:
+                order.hand(number)
+                try:
+                    return call()
+                finally:
+                    order.hand(None)
+
+            return run
+
+        return ToolStream(function, args, kwargs, wrap=numbered)
+
+    return stream
 
 
 def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]]:

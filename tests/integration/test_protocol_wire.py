@@ -31,6 +31,7 @@ import sys
 print("hello", n)
 print("careful", file=sys.stderr)
 w = get_weather(city="Oslo", unit="celsius")
+get_forecast(city="Oslo", days=1, delay_seconds=0, on_progress=print)
 store_artifact({"temperature": w.temperature}, name="oslo", description="today")
 back = get_artifact("oslo")
 listed = list_artifacts()

@@ -97,7 +97,7 @@ def test_every_envelope_kind_is_a_record_with_its_kind() -> None:
 
 def test_no_wire_type_hides_its_optional_keys() -> None:
     # Without `from __future__ import annotations` NotRequired is seen when the class is made.
-    assert protocol.ToolCallFrame.__optional_keys__ == {"seq"}
+    assert protocol.ToolCallFrame.__optional_keys__ == {"seq", "progress"}
     assert protocol.ExitedMessage.__optional_keys__ == {"code", "signal"}
     assert records.ErrorRecord.__required_keys__ == {"type", "message"}
 

@@ -47,7 +47,8 @@ def answer(arguments: dict[str, Any]) -> dict[str, Any]:
 def test_the_function_binds_calls_and_decodes() -> None:
     sent: list[dict[str, Any]] = []
 
-    def call(arguments: dict[str, Any]) -> dict[str, Any]:
+    def call(arguments: dict[str, Any], on_progress: Any) -> dict[str, Any]:
+        assert on_progress is None
         sent.append(arguments)
         return answer(arguments)
 
@@ -63,7 +64,7 @@ def test_the_function_binds_calls_and_decodes() -> None:
 
 
 def test_the_async_twin_does_the_same_awaited() -> None:
-    async def acall(arguments: dict[str, Any]) -> dict[str, Any]:
+    async def acall(arguments: dict[str, Any], on_progress: Any) -> dict[str, Any]:
         await asyncio.sleep(0)
         return answer(arguments)
 
@@ -76,8 +77,27 @@ def test_the_async_twin_does_the_same_awaited() -> None:
 
 @pytest.mark.parametrize("factory", [make_tool_function, make_async_tool_function])
 def test_both_have_the_tool_s_face(factory: Any) -> None:
-    function = factory(MODEL, answer, module="codemode_kernel.tools")
+    function = factory(
+        MODEL, lambda arguments, on_progress: answer(arguments), module="codemode_kernel.tools"
+    )
     assert (function.__name__, function.__qualname__) == ("get_weather", "get_weather")
     assert function.__module__ == "codemode_kernel.tools"
     assert function.__doc__ == make_docstring(MODEL)
     assert inspect.signature(function) == make_signature(MODEL)
+
+
+def test_on_progress_is_taken_out_of_the_arguments_and_handed_to_the_call() -> None:
+    handed: list[Any] = []
+
+    def call(arguments: dict[str, Any], on_progress: Any) -> dict[str, Any]:
+        handed.append(on_progress)
+        return answer(arguments)
+
+    def watch(update: Any) -> None:
+        pass
+
+    function = make_tool_function(MODEL, call, module="tools")
+    assert function("Oslo", on_progress=watch) == 1  # not sent as an argument of the tool
+    assert handed == [watch]
+    with pytest.raises(TypeError, match="on_progress must be a function of one argument"):
+        function("Oslo", on_progress=3)

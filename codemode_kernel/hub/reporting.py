@@ -1,0 +1,48 @@
+"""A hub call whose progress reaches the caller's ``on_progress`` on the caller's own thread or loop.
+
+The hub reports progress on its loop thread; a notebook's tool function (``Toolbox``) wants the program's
+callback to run where the program runs, between its statements, as a worker's functions do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..typegen.progress import ProgressHandler, ToolProgress, notify, wait_reporting
+
+if TYPE_CHECKING:
+    from .hub import ToolHub
+
+__all__ = ["acall_reporting", "call_reporting"]
+
+
+def call_reporting(
+    hub: ToolHub, server: str, tool: str, arguments: dict[str, Any], handler: ProgressHandler | None
+) -> dict[str, Any]:
+    """``hub.call``, with ``handler`` run on this thread for each progress notification."""
+    if handler is None:
+        return hub.call(server, tool, arguments)
+
+    def start(report: Any) -> Any:
+        def progress(value: float, total: float | None, message: str | None) -> None:
+            report(ToolProgress(value, total, message))
+
+        return hub.loop_thread.submit(hub.acall(server, tool, arguments, progress=progress))
+
+    result: dict[str, Any] = wait_reporting(tool, start, handler)
+    return result
+
+
+async def acall_reporting(
+    hub: ToolHub, server: str, tool: str, arguments: dict[str, Any], handler: ProgressHandler | None
+) -> dict[str, Any]:
+    """``hub.acall``, with ``handler`` run on the awaiting loop for each progress notification."""
+    if handler is None:
+        return await hub.acall(server, tool, arguments)
+    loop = asyncio.get_running_loop()
+
+    def progress(value: float, total: float | None, message: str | None) -> None:
+        loop.call_soon_threadsafe(notify, tool, handler, ToolProgress(value, total, message))
+
+    return await hub.acall(server, tool, arguments, progress=progress)
