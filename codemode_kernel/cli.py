@@ -9,9 +9,10 @@ import io
 import json
 import os
 import shlex
+import shutil
 import sys
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from .typegen import build_tool_models, renamed_warning, render_stubs
 
 if TYPE_CHECKING:
     from .approvals import Approver
+    from .terminal_progress import ProgressLine
 
 __all__ = ["main"]
 
@@ -101,7 +103,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a program in an isolated worker process with every configured MCP tool as a "
         "function. Prints what it printed, then its value or its error. Exit code: 0 ok, 1 the program "
         "raised, 2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (--pending). A server "
-        "slow to connect is waited for only if the program names one of its tools.",
+        "slow to connect is waited for only if the program names one of its tools. On a terminal, a line on "
+        "stderr shows the elapsed time, the calls done and the running call's progress while it runs.",
     )
     run.add_argument("file", help='the program ("-" reads standard input)')
     run.add_argument(
@@ -307,12 +310,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except PendingFileError as exc:
             print(f"codemode: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    approver = _approver(args.approve, program_on_stdin=args.file == "-")
+    line = _progress_line()
+    approver = _approver(
+        args.approve, program_on_stdin=args.file == "-", before_asking=line.close if line else None
+    )
     if isinstance(approver, str):
         print(f"codemode: {approver}", file=sys.stderr)
         return EXIT_USAGE
     with Toolbox(config) as toolbox, Executor(toolbox, approver=approver) as executor:
-        result = executor.run(code, timeout=args.timeout, replay=record, pending=args.pending)
+        try:
+            result = executor.run(
+                code,
+                timeout=args.timeout,
+                replay=record,
+                pending=args.pending,
+                on_call=line.on_call if line else None,
+            )
+        finally:
+            if line is not None:
+                line.close()
     if result.status == "pending":
         print(json.dumps(pending_state(result, args.file), indent=2, ensure_ascii=False))
     elif args.json:
@@ -322,8 +338,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _approver(choice: str | None, *, program_on_stdin: bool) -> Approver | str | None:
-    """Who decides the run's calls that need approval; a str is a usage error to print."""
+def _progress_line() -> ProgressLine | None:
+    """The run's progress line on stderr, when stderr is a terminal."""
+    from .terminal_progress import ProgressLine
+
+    if not sys.stderr.isatty():
+        return None
+    return ProgressLine(sys.stderr, width=shutil.get_terminal_size().columns - 1)
+
+
+def _approver(
+    choice: str | None, *, program_on_stdin: bool, before_asking: Callable[[], None] | None = None
+) -> Approver | str | None:
+    """Who decides the run's calls that need approval; a str is a usage error to print.
+
+    ``before_asking`` clears the terminal's progress line before a question is written there.
+    """
     from .approvals import PromptApprover, approve_all, deny_all
 
     if choice == "all":
@@ -337,6 +367,8 @@ def _approver(choice: str | None, *, program_on_stdin: bool) -> Approver | str |
         return "--approve ask needs a terminal on standard input; use --approve all or --approve none"
 
     async def ask(question: str) -> str:
+        if before_asking is not None:
+            before_asking()
         sys.stderr.write(question)
         sys.stderr.flush()
         line: str = await asyncio.to_thread(sys.stdin.readline)

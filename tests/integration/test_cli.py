@@ -238,3 +238,59 @@ def test_run_on_a_terminal_asks_and_takes_the_answer(project: Path, home: Path) 
     assert "y = allow this call, a = allow this tool from now on, n = deny (default)" in question
     assert proc.returncode == 0 and out.decode().startswith("hello\n")
     assert (project / "note.txt").read_text() == "hello"
+
+
+def test_run_on_a_terminal_shows_a_progress_line_then_erases_it(project: Path, home: Path) -> None:
+    """A slow call's progress is drawn on stderr when it is a terminal, and gone before the result."""
+    import os
+    import pty
+    import subprocess
+
+    (project / "codemode.json").write_text(json.dumps({"mcpServers": {"weather": WEATHER}}))
+    codemode("trust", cwd=project, home=home)
+    (project / "prog.py").write_text(
+        'get_weather(city="Paris", unit="celsius")\n'
+        'f = get_forecast(city="Oslo", days=3, delay_seconds=0.4)\n'
+        "print(len(f.days))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), COLUMNS="120")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codemode_kernel.cli", "run", "prog.py"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+    )
+    os.close(follower)
+    terminal = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the process closed the terminal
+                break
+            if not chunk:
+                break
+            terminal += chunk
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        os.close(leader)
+        proc.kill()
+    shown = terminal.decode()
+    assert proc.returncode == 0 and out.decode().startswith("3\n[ok in "), shown
+    assert "| get_forecast 1/3 Oslo: day 1 of 3" in shown
+    assert "| get_forecast 2/3 Oslo: day 2 of 3" in shown
+    assert "1 call done |" in shown  # get_weather ended before the forecast started
+    assert shown.endswith("\r\x1b[K")  # erased: nothing of it stays above the result
+
+
+def test_run_off_a_terminal_draws_no_progress_line(project: Path, home: Path) -> None:
+    (project / "codemode.json").write_text(json.dumps({"mcpServers": {"weather": WEATHER}}))
+    codemode("trust", cwd=project, home=home)
+    (project / "prog.py").write_text('len(get_forecast(city="Oslo", days=2, delay_seconds=0.05).days)\n')
+    done = codemode("run", "prog.py", cwd=project, home=home)
+    assert done.returncode == 0 and done.stdout.startswith("2\n[ok in ")
+    assert "day 1 of 2" not in done.stderr
