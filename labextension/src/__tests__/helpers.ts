@@ -9,6 +9,7 @@ import artifactResult from './fixtures/artifact_result.json';
 import error from './fixtures/error.json';
 import invalidArguments from './fixtures/invalid_arguments.json';
 import parallel from './fixtures/parallel.json';
+import progress from './fixtures/progress.json';
 import quickstart from './fixtures/quickstart.json';
 import tableArtifacts from './fixtures/table_artifacts.json';
 import textValue from './fixtures/text_value.json';
@@ -27,6 +28,7 @@ const FIXTURES: Record<string, IFixture> = {
   error,
   invalid_arguments: invalidArguments,
   parallel,
+  progress,
   quickstart,
   table_artifacts: tableArtifacts,
   text_value: textValue,

@@ -20,7 +20,7 @@ const OWN_TAGS = new Set([
 ]);
 const OWN_ATTRIBUTES = new Set([
   'class', 'style', 'title', 'type', 'role', 'aria-label', 'aria-expanded', 'data-key', 'data-status',
-  'tabindex', 'hidden', 'open', 'placeholder', 'disabled', 'value', 'alt', 'src', 'controls'
+  'tabindex', 'hidden', 'open', 'placeholder', 'disabled', 'value', 'alt', 'src', 'controls', 'aria-valuenow'
 ]);
 
 /** Base64 of the UTF-8 bytes of `text`. */

@@ -510,11 +510,15 @@ describe('live view', () => {
     return { data, metadata };
   }
 
-  it('shows elapsed time and calls so far', () => {
+  it('shows elapsed time (of the timeout) and the calls done so far', () => {
     const { data, metadata } = running(2, 1);
     const view = show(data, metadata);
     expect(one(view.node, 'badge').textContent).toBe('… running');
-    expect(one(view.node, 'summary').textContent).toBe('1.50 s so far · 2 calls so far, 1 running');
+    expect(one(view.node, 'summary').textContent).toBe('1.50 s of 30 s · 2 calls: 1 done, 1 running');
+    data.timeout_s = null;
+    data.tool_calls = [];
+    view.update(data, metadata);
+    expect(one(view.node, 'summary').textContent).toBe('1.50 s so far · no call yet');
   });
 
   it('grows in place, keeping an open call, the filter and the result that arrives', () => {

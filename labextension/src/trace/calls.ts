@@ -15,6 +15,10 @@
  *
  * A call that needed approval has a bar at its row's left edge (amber allowed, red denied), the decision
  * as the row's tooltip, and the decision on a line of its own in its detail.
+ *
+ * A running call whose server reports progress has a bar beside its status (filled to progress/total, or
+ * animated when the server gives no total) and the server's last message after its arguments, which give
+ * it room first. A finished call keeps a line in its detail: `progress: 5 updates, last: ...`.
  */
 
 import { appendMarked, button, clear, h, markText } from '../common/dom';
@@ -23,7 +27,14 @@ import { jsonView } from '../common/json';
 import { toJson } from '../common/values';
 
 import { statusBadge } from './badge';
-import { approvalCategory, approvalText, argumentsSummary } from './format';
+import {
+  approvalCategory,
+  approvalText,
+  argumentsSummary,
+  progressText,
+  progressValue,
+  progressWords
+} from './format';
 import { ICall, ITraceHooks } from './model';
 import { resultNode } from './result';
 import { TEXT_LIMIT, textBlock } from './text';
@@ -35,6 +46,8 @@ export const MAX_VISIBLE_ROWS = 12;
 /** Rows built beyond each edge of the view. */
 export const OVERSCAN = 8;
 const NAME_CHARS = 200;
+/** Characters of the progress message on a running call's row (its tooltip has more). */
+const ROW_MESSAGE_CHARS = 120;
 const DETAIL_NAME_CHARS = 1000;
 /** Characters of a status shown in the status filter's options. */
 export const STATUS_OPTION_CHARS = 24;
@@ -75,28 +88,48 @@ interface IBuilt {
 
 function progressFraction(call: ICall): number | null {
   const p = call.progress;
-  if (!p || p.total === null || p.total <= 0) {
+  if (!p || p.progress === null || p.total === null || p.total <= 0) {
     return null;
   }
   return Math.max(0, Math.min(1, p.progress / p.total));
+}
+
+/** `3 of 5: Oslo: day 3 of 5`: the bar's tooltip and the running detail's words. */
+function progressLine(call: ICall, limit: number): string {
+  const p = call.progress;
+  if (!p) {
+    return '';
+  }
+  const value = progressValue(p);
+  const message = p.message ? clip(p.message, limit) : '';
+  return markText(value && message ? `${value}: ${message}` : value || message || progressWords(p));
 }
 
 function progressBar(call: ICall): HTMLElement {
   const bar = h('span', 'progress');
   const fill = h('span', 'progress-fill');
   const fraction = progressFraction(call);
+  bar.setAttribute('role', 'progressbar');
   if (fraction === null) {
     bar.classList.add('jp-codemode-progress-indeterminate');
   } else {
     fill.style.width = `${(fraction * 100).toFixed(1)}%`;
+    bar.setAttribute('aria-valuenow', String(Math.round(fraction * 100)));
   }
   bar.appendChild(fill);
-  const p = call.progress;
-  if (p) {
-    const total = p.total === null ? '' : ` of ${p.total}`;
-    bar.title = `${p.progress}${total}${p.message ? `: ${clip(p.message, 200)}` : ''}`;
-  }
+  bar.title = progressLine(call, 200);
+  bar.setAttribute('aria-label', bar.title);
   return bar;
+}
+
+/** Whether the row shows a progress bar: the call runs and its server reported progress. */
+function showsProgress(call: ICall): boolean {
+  return call.progress !== null && call.status === 'running';
+}
+
+function progressKey(call: ICall): string {
+  const p = call.progress;
+  return p ? `${p.count}/${p.progress}/${p.total}/${p.message}` : '';
 }
 
 /** Whether `call` passes the tool text (matched against `server.tool`) and the status choice. */
@@ -311,13 +344,12 @@ export class CallList {
   }
 
   private _rowSignature(call: ICall, position: number): string {
-    const p = call.progress;
     return [
       position,
       this._open.has(call.key) ? 1 : 0,
       call.status,
       call.durationMs,
-      p ? `${p.progress}/${p.total}/${p.message}` : '',
+      progressKey(call),
       call.seq,
       call.index,
       call.approval ? approvalText(call.approval) : ''
@@ -347,13 +379,20 @@ export class CallList {
     const args = h('span', 'call-args');
     appendMarked(args, `(${argumentsSummary(call.arguments)})`);
     name.appendChild(args);
+    if (showsProgress(call) && call.progress) {
+      // The server's last word, after the arguments (which shrink first when the row is short).
+      name.classList.add('jp-codemode-call-name-progress');
+      const words = h('span', 'call-progress-message');
+      appendMarked(words, clip(progressWords(call.progress), ROW_MESSAGE_CHARS));
+      name.appendChild(words);
+    }
     row.appendChild(name);
     const server = h('span', 'call-server');
     appendMarked(server, clip(call.server, NAME_CHARS));
     row.appendChild(server);
     const status = h('span', 'call-status');
     status.appendChild(statusBadge(call.status));
-    if (call.progress && call.status === 'running') {
+    if (showsProgress(call)) {
       status.appendChild(progressBar(call));
     }
     row.appendChild(status);
@@ -399,11 +438,10 @@ export class CallList {
   }
 
   private _detailSignature(call: ICall): string {
-    const p = call.progress;
     return [
       call.status,
       call.durationMs,
-      p ? `${p.progress}/${p.total}/${p.message}` : '',
+      progressKey(call),
       call.result === undefined ? 0 : 1,
       call.error,
       call.warnings.length,
@@ -444,15 +482,17 @@ export class CallList {
 
     node.appendChild(h('div', 'label', 'arguments'));
     node.appendChild(jsonView(call.arguments ?? {}));
-    if (call.progress && call.status === 'running') {
+    if (showsProgress(call)) {
       const progress = h('div', 'call-progress');
       progress.appendChild(progressBar(call));
-      const p = call.progress;
-      const total = p.total === null ? '' : ` of ${p.total}`;
-      progress.appendChild(
-        h('span', 'muted', ` ${p.progress}${total}${p.message ? `: ${clip(p.message, 1000)}` : ''}`)
-      );
+      progress.appendChild(h('span', 'muted', ` ${progressLine(call, 1000)}`));
       node.appendChild(progress);
+    } else if (call.progress) {
+      // Finished: how many updates its server sent, and the last one, on one quiet line.
+      const summary = progressText(call.progress);
+      if (summary) {
+        node.appendChild(h('div', 'muted call-progress-summary', `progress: ${markText(summary)}`));
+      }
     }
     if (call.error) {
       node.appendChild(textBlock(call.error, 'call-error'));

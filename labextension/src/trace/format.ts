@@ -2,13 +2,15 @@
  * An argument list as it would be written in the call, and a call's approval as one line.
  */
 
-import { clip } from '../common/format';
+import { clip, plural } from '../common/format';
 import { asObject, toJson } from '../common/values';
 
-import { IApproval } from './model';
+import { IApproval, IProgress } from './model';
 
 /** Characters of an approval line (its parts come from the record, which may have been edited). */
 export const APPROVAL_CHARS = 300;
+/** Characters of a finished call's progress line (the message is the server's, of any length). */
+export const PROGRESS_CHARS = 300;
 
 const SCOPES: Record<string, string> = {
   kernel: 'this tool, for this kernel',
@@ -69,4 +71,37 @@ export function argumentsSummary(args: unknown, limit = 160): string {
     length += part.length + 2;
   }
   return clip(parts.join(', '), limit);
+}
+
+/** `3 of 5`, `3`, or '' when the record holds no usable value. */
+export function progressValue(progress: IProgress): string {
+  if (progress.progress === null) {
+    return '';
+  }
+  return progress.total === null ? String(progress.progress) : `${progress.progress} of ${progress.total}`;
+}
+
+/**
+ * A finished call's progress on one line: `5 updates, last: Oslo: day 5 of 5` (the last message, else the
+ * last value), as the kernel's views write it (codemode_kernel/views/render.py `progress_text`).
+ */
+export function progressText(progress: IProgress): string {
+  const parts: string[] = [];
+  if (progress.count !== null) {
+    parts.push(plural(progress.count, 'update'));
+  }
+  const last = progress.message || progressValue(progress);
+  if (last) {
+    parts.push(`last: ${last}`);
+  }
+  return clip(parts.join(', '), PROGRESS_CHARS);
+}
+
+/** What a running call's row says beside its bar: the message, else the value, else the count. */
+export function progressWords(progress: IProgress): string {
+  return (
+    progress.message ||
+    progressValue(progress) ||
+    (progress.count !== null ? plural(progress.count, 'update') : '')
+  );
 }

@@ -12,9 +12,14 @@ import { asList, asNumber, asObject, toJson } from '../common/values';
 /** The MIME type of a codemode trace. */
 export const TRACE_MIME = 'application/vnd.codemode.trace.v1+json';
 
-/** A tool's progress report. */
+/**
+ * A call's progress as its server reported it (MCP progress notifications): `count` notifications so far
+ * (null in a record without it), the last one's `progress`, `total` (null: open-ended) and `message`
+ * (one line; '' when there was none).
+ */
 export interface IProgress {
-  progress: number;
+  count: number | null;
+  progress: number | null;
   total: number | null;
   message: string;
 }
@@ -127,13 +132,21 @@ function unwrap(value: unknown): Record<string, unknown> | null {
   return obj;
 }
 
-function parseProgress(value: unknown): IProgress | null {
+/** A record's `progress`, or null when it is missing or holds nothing usable. */
+export function parseProgress(value: unknown): IProgress | null {
   const obj = asObject(value);
-  const progress = obj ? asNumber(obj.progress) : null;
-  if (!obj || progress === null) {
+  if (!obj) {
     return null;
   }
-  return { progress, total: asNumber(obj.total), message: asText(obj.message) };
+  const count = asNumber(obj.count);
+  const progress = {
+    count: count !== null && Number.isInteger(count) && count > 0 ? count : null,
+    progress: asNumber(obj.progress),
+    total: asNumber(obj.total),
+    // One line: the row has one, and a message with line breaks would not fit it.
+    message: typeof obj.message === 'string' ? obj.message.split(/\s+/).filter(Boolean).join(' ') : ''
+  };
+  return progress.count !== null || progress.progress !== null || progress.message ? progress : null;
 }
 
 /** A record's `approval`, or null when it is missing or holds nothing usable. */

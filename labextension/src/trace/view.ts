@@ -177,12 +177,15 @@ export class TraceView {
     const calls = trace.calls.length;
     const parts: string[] = [];
     if (trace.status === 'running') {
+      // The kernel sends the clock about once a second while nothing else happens.
       const running = trace.calls.filter(c => c.status === 'running').length;
       const elapsed = formatDuration(trace.durationMs);
       if (elapsed) {
-        parts.push(`${elapsed} so far`);
+        parts.push(trace.timeoutS !== null ? `${elapsed} of ${trace.timeoutS} s` : `${elapsed} so far`);
       }
-      parts.push(`${plural(calls, 'call')} so far, ${running} running`);
+      parts.push(
+        calls ? `${plural(calls, 'call')}: ${calls - running} done, ${running} running` : 'no call yet'
+      );
     } else {
       const duration = formatDuration(trace.durationMs);
       if (duration) {
