@@ -1,8 +1,9 @@
 """The code-mode agent: a model answers a request by writing programs (or, in classic mode, by tool calls).
 
 ``Agent(toolbox, executor, model).run(request)`` is the loop; ``build_toolset`` shows what the model is
-offered (the ``execute_python`` description with the typed stubs, or a compact listing); the events
-report a run live. docs/agent.md explains the loop, the budgets and the two modes.
+offered (the ``execute_python`` description with the typed stubs, or a compact listing, with full stubs
+for the tools a model picked for the request when they are many: ``select_tools``); the events report a
+run live. docs/agent.md explains the loop, the budgets and the two modes.
 """
 
 from .events import (
@@ -19,11 +20,13 @@ from .events import (
     TextDelta,
     ToolCallFinished,
     ToolCallRequested,
+    ToolsSelected,
 )
 from .loop import Agent
 from .options import AgentOptions, ListingStyle
 from .prompt import EXECUTE_PYTHON
-from .record import AgentAction, AgentResult, AgentStatus, AgentStep
+from .record import AgentAction, AgentResult, AgentStatus, AgentStep, ToolSelection
+from .selection import parse_selection, select_tools
 from .toolset import AgentToolset, build_toolset, compact_listing
 
 __all__ = [
@@ -49,6 +52,10 @@ __all__ = [
     "TextDelta",
     "ToolCallFinished",
     "ToolCallRequested",
+    "ToolSelection",
+    "ToolsSelected",
     "build_toolset",
     "compact_listing",
+    "parse_selection",
+    "select_tools",
 ]

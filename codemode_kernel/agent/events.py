@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ..calllog import CallRecord
 from ..executor import ExecutionResult
 from ..llm.types import Usage
+from .record import ToolSelection
 
 __all__ = [
     "AgentEvent",
@@ -30,7 +31,15 @@ __all__ = [
     "TextDelta",
     "ToolCallFinished",
     "ToolCallRequested",
+    "ToolsSelected",
 ]
+
+
+@dataclass(frozen=True)
+class ToolsSelected:
+    """Before the first step: which tools the model picked for the request (or why the picks are not used)."""
+
+    selection: ToolSelection
 
 
 @dataclass(frozen=True)
@@ -137,7 +146,8 @@ class FinalAnswer:
 
 
 AgentEvent = (
-    StepStarted
+    ToolsSelected
+    | StepStarted
     | TextDelta
     | CodeRequested
     | ToolCallRequested

@@ -13,13 +13,14 @@ continues it until ``reset()``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CodeModeSettings, Config, resolve_code_mode
-from ..errors import AgentError
+from ..errors import AgentError, ConfigError
 from ..executor import ExecutionResult, Executor
 from ..executor.owned import OwnedTool, owned_models
 from ..llm.types import ChatModel, Message, ToolCall
@@ -27,12 +28,15 @@ from ..toolbox import RESERVED_NAMES, Toolbox
 from . import prompt
 from .actions import ActionRunner
 from .emitter import Emitter
-from .events import EventCallback, FinalAnswer, StepFinished, StepStarted, TextDelta
+from .events import EventCallback, FinalAnswer, StepFinished, StepStarted, TextDelta, ToolsSelected
 from .options import AgentOptions
 from .record import AgentResult, AgentStep
+from .selection import select_tools
 from .toolset import AgentToolset, build_toolset
 
 __all__ = ["Agent"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -49,6 +53,10 @@ class _RunState:
     """The program of ``queue[0]`` that stopped pending, until ``resume``."""
     replay: list[Mapping[str, Any]] | None = None
     """The record (with the caller's answers) the resumed program runs with."""
+    tools: Sequence[OwnedTool] = ()
+    """The caller's own tools of this run."""
+    select: bool = False
+    """The tools are many: ask which the request needs before the first step (``agent/selection.py``)."""
 
 
 class Agent:
@@ -62,6 +70,7 @@ class Agent:
         settings: CodeModeSettings | None = None,
         *,
         options: AgentOptions | None = None,
+        select_model: ChatModel | None = None,
     ) -> None:
         """Set up; nothing is sent until ``run()``.
 
@@ -72,12 +81,20 @@ class Agent:
             settings: the resolved ``codeMode`` (``resolve_code_mode(config, model.ref)``); by default
                 that of ``model.ref`` when the config has such a model, else the config's defaults.
             options: budgets and limits of the conversation.
+            select_model: the model asked which tools a request needs when they are too many for full
+                stubs (``AgentOptions.select_tools``); by default the one ``codeMode.selectModel`` names,
+                else ``model``.
+
+        Raises:
+            ConfigError: ``codeMode.selectModel`` names no entry of the config's ``models``.
         """
         self.toolbox = toolbox
         self.executor = executor
         self.model = model
         self.settings = settings if settings is not None else _settings_for(toolbox.config, model.ref)
         self.options = options or AgentOptions()
+        self.select_model = select_model or _select_model_for(toolbox.config, self.settings) or model
+        """The model that picks the tools for a request (``codeMode.selectModel``, or ``model``)."""
         self.messages: list[Message] = []
         """The conversation so far (the system prompt is sent separately, built for each run)."""
         self._suspended: _RunState | None = None
@@ -88,11 +105,14 @@ class Agent:
         """Whether the model writes programs (True) or calls tools one by one (False)."""
         return self.settings.enabled
 
-    def toolset(self, tools: Sequence[OwnedTool] = ()) -> AgentToolset:
+    def toolset(
+        self, tools: Sequence[OwnedTool] = (), *, selected: Sequence[str] | None = None
+    ) -> AgentToolset:
         """What the model is offered now: the system prompt and tool definitions (built per run).
 
         ``tools``: the caller's own tools (``Agent.run(tools=...)``), described as functions beside the
-        servers' in execute_python.
+        servers' in execute_python. ``selected``: function names picked for the request, described as
+        full stubs when the listing is compact.
         """
         in_code = self.toolbox.models_for(self.settings)
         owned = owned_models(tools, taken=(m.function_name for m in in_code), reserved=RESERVED_NAMES)
@@ -102,6 +122,7 @@ class Agent:
             self.settings,
             self.options,
             llm=self.executor.llm is not None,
+            selected=selected,
         )
 
     def reset(self) -> None:
@@ -147,7 +168,7 @@ class Agent:
         toolset = self.toolset(tools)
         result = AgentResult(request, "", "answered", toolset.code_mode)
         runner = ActionRunner(self.toolbox, self.executor, toolset, self.options, Emitter(on_event), tools)
-        state = _RunState(result, toolset, runner, limit)
+        state = _RunState(result, toolset, runner, limit, tools=tools, select=self._selects(toolset))
         self.messages.append(Message("user", request))
         return await self._drive(state, timeout, on_event, mark=len(self.messages) - 1)
 
@@ -199,7 +220,30 @@ class Agent:
         self._suspended = state if result.status == "pending" else None
         return result
 
+    def _selects(self, toolset: AgentToolset) -> bool:
+        """Whether to ask which tools the request needs: code mode, and ``auto`` made the listing compact."""
+        return (
+            self.options.select_tools
+            and toolset.code_mode
+            and toolset.compact
+            and self.options.listing == "auto"
+            and len(toolset.code_tools) > 1
+        )
+
+    async def _select(self, state: _RunState, emit: Emitter) -> None:
+        """Ask the select model; with usable picks, the run's toolset describes them as full stubs."""
+        state.select = False
+        selection = await select_tools(
+            self.select_model, state.result.request, state.toolset.code_tools, self.options
+        )
+        state.result.selection = selection
+        if selection.used and selection.tools:
+            state.toolset = state.runner.toolset = self.toolset(state.tools, selected=selection.tools)
+        emit(ToolsSelected(selection))
+
     async def _steps(self, state: _RunState, emit: Emitter) -> None:
+        if state.select:
+            await self._select(state, emit)
         result, toolset = state.result, state.toolset
         while True:
             if state.queue:
@@ -304,6 +348,20 @@ def _settings_for(config: Config, ref: str) -> CodeModeSettings:
     """The model's own ``codeMode`` when the config knows its ref, else the defaults."""
     known = any(m.ref == ref for m in config.models)
     return resolve_code_mode(config, ref if known else None)
+
+
+def _select_model_for(config: Config, settings: CodeModeSettings) -> ChatModel | None:
+    """The model ``codeMode.selectModel`` names (None when it names none)."""
+    if settings.select_model is None:
+        return None
+    from ..llm import open_model  # the provider SDKs load only when a model is used
+
+    try:
+        return open_model(config, settings.select_model)
+    except ConfigError as exc:
+        raise ConfigError(
+            f'codeMode.selectModel "{settings.select_model}": {exc.reason}', file=exc.file, fix=exc.fix
+        ) from None
 
 
 def _internal_message(execution: ExecutionResult) -> str:

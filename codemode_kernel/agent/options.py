@@ -1,4 +1,4 @@
-"""AgentOptions: the agent's own knobs (budgets, step limit, when the tool listing turns compact)."""
+"""AgentOptions: the agent's own knobs (budgets, step limit, when the listing turns compact, selection)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,12 @@ class AgentOptions:
     """``auto``: above this many characters of stubs, the compact listing is used instead."""
     max_stub_tools: int = 60
     """``auto``: above this many tools, the compact listing is used instead."""
+    select_tools: bool = True
+    """When ``auto`` turns the listing compact (code mode), first ask a model which tools the request needs
+    (``codeMode.selectModel``, else the agent's model): those are described as full stubs, the rest stay
+    compact. A failed or garbled answer falls back to the plain compact listing. False: never ask."""
+    select_max: int = 12
+    """The most tools a selection describes as full stubs (the model's first picks are kept)."""
     max_tokens: int | None = None
     """The most tokens per model answer (None: the provider's default)."""
     instructions: str | None = None
@@ -40,3 +46,5 @@ class AgentOptions:
             raise ValueError(f"max_steps must be at least 1, not {self.max_steps}")
         if self.result_budget < 200:
             raise ValueError(f"result_budget must be at least 200 characters, not {self.result_budget}")
+        if self.select_max < 1:
+            raise ValueError(f"select_max must be at least 1, not {self.select_max}")

@@ -21,9 +21,11 @@ __all__ = [
     "EXECUTE_PYTHON",
     "INTERNAL_MESSAGE",
     "NOT_RUN_AFTER_COMPLETE",
+    "SELECTION_SYSTEM_PROMPT",
     "TIMEOUT_PARAMETER",
     "execute_python_description",
     "max_steps_message",
+    "selection_request",
     "timeout_message",
 ]
 
@@ -104,6 +106,36 @@ _COMPACT_HEADER = (
 
 _NO_TOOLS = "No MCP tools are available as functions; the helpers above still are."
 
+_SELECTED_HEADER = (
+    "The {count} tools picked for this request, as Python declarations (the bodies run in the kernel):"
+)
+
+_REST_HEADER = (
+    "The other {count} tools, by server: name(parameters) -> result type, and the first line of the "
+    'docstring. Before using one of them, call tool_schema("name") in a program (print it) to see its '
+    'parameters, result type and docs; search_tools("words") finds tools by keyword.'
+)
+
+SELECTION_SYSTEM_PROMPT = (
+    "You choose the tools a request needs, before another step writes a program that calls them. Answer "
+    "with a JSON array of tool names and nothing else."
+)
+
+
+def selection_request(request: str, listing: str, *, count: int, limit: int) -> str:
+    """The one message of a selection request: the user's request, the tools listed compactly, the question.
+
+    ``listing`` is the compact listing (``toolset.compact_listing``) of the ``count`` tools.
+    """
+    return (
+        f"The request:\n{request.strip()}\n\n"
+        f"{count} tools, by server: name(parameters) -> result type, and the first line of the docstring:\n"
+        f"{listing.rstrip()}\n\n"
+        f"Which of these tools could a program answering the request call? Answer with a JSON array of at "
+        f'most {limit} tool names as written above, most useful first (e.g. ["name_one", "name_two"]); '
+        "[] when it needs none."
+    )
+
 
 def execute_python_description(
     *,
@@ -117,10 +149,14 @@ def execute_python_description(
     network: bool,
     excluded: Sequence[str] = (),
     modules: Sequence[str] = (),
+    selected_listing: str = "",
+    selected_count: int = 0,
 ) -> str:
     """The description of ``execute_python``: intro, rules, then the tools as stubs or a compact listing.
 
-    ``listing`` is the stub source (``compact=False``) or the grouped one-line-per-tool listing.
+    ``listing`` is the stub source (``compact=False``) or the grouped one-line-per-tool listing. With a
+    pre-selection (``selected_count`` > 0), ``selected_listing`` holds the picked tools' stubs and
+    ``listing`` the compact listing of the others.
     """
     rules = [rule.format(budget=budget) for rule in _RULES]
     if llm:
@@ -135,11 +171,19 @@ def execute_python_description(
     parts = [_INTRO.format(python=python), "Rules:\n" + "\n".join(f"- {rule}" for rule in rules)]
     if tool_count == 0:
         parts.append(_NO_TOOLS)
+    elif compact and selected_count:
+        parts.append(_SELECTED_HEADER.format(count=selected_count) + "\n" + _python(selected_listing))
+        if tool_count > selected_count:
+            parts.append(_REST_HEADER.format(count=tool_count - selected_count) + "\n" + listing.rstrip("\n"))
     elif compact:
         parts.append(_COMPACT_HEADER.format(count=tool_count) + "\n" + listing.rstrip("\n"))
     else:
-        parts.append(_STUBS_HEADER + "\n```python\n" + listing.rstrip("\n") + "\n```")
+        parts.append(_STUBS_HEADER + "\n" + _python(listing))
     return "\n\n".join(parts)
+
+
+def _python(source: str) -> str:
+    return "```python\n" + source.rstrip("\n") + "\n```"
 
 
 CODE_PARAMETER = "The whole Python program. Its last expression is returned as the value."

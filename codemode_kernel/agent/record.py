@@ -9,7 +9,7 @@ from ..executor import ExecutionResult
 from ..executor.result import PendingCall
 from ..llm.types import ToolCall, Usage
 
-__all__ = ["AgentAction", "AgentResult", "AgentStatus", "AgentStep"]
+__all__ = ["AgentAction", "AgentResult", "AgentStatus", "AgentStep", "ToolSelection"]
 
 AgentStatus = Literal["answered", "max_steps", "timeout", "pending"]
 """``answered`` the model gave its final answer; ``max_steps`` it was still calling tools at the step
@@ -53,6 +53,36 @@ class AgentStep:
 
 
 @dataclass
+class ToolSelection:
+    """Which tools a model picked for the request before the first step (large tool sets only).
+
+    The picked tools are described to the model as full stubs, the others compactly. ``fallback`` says
+    why the picks were not used (the request failed, the answer named no tool): then every tool stays in
+    the plain compact listing, and the run goes on.
+    """
+
+    model: str
+    """The ``ref`` of the model asked (``codeMode.selectModel``, or the agent's own)."""
+    offered: int
+    """Tools listed in the selection request."""
+    tools: list[str] = field(default_factory=list)
+    """The picked tools' function names, in the model's order (at most ``AgentOptions.select_max``)."""
+    ignored: list[str] = field(default_factory=list)
+    """Names in the answer that are no tool of the list (or beyond ``select_max``)."""
+    fallback: str | None = None
+    """Why the plain compact listing is used instead; None when the picks are used."""
+    answer: str = ""
+    """The model's answer as it came (cut to 2000 characters), to see what a fallback read."""
+    usage: Usage = field(default_factory=Usage)
+    model_ms: float = 0.0
+
+    @property
+    def used(self) -> bool:
+        """Whether the picks shape the execute_python description."""
+        return self.fallback is None
+
+
+@dataclass
 class AgentResult:
     """What one ``run()`` did: the answer, every step, and the totals a comparison needs."""
 
@@ -66,16 +96,18 @@ class AgentResult:
     """With status ``pending``: the calls of the caller's tools the program waits on (docs/pending.md)."""
     data: dict[str, Any] = field(default_factory=dict)
     """What a program passed ``complete(answer, **data)`` beside its answer (empty otherwise)."""
+    selection: ToolSelection | None = None
+    """The tool pre-selection before the first step, when there was one (``AgentOptions.select_tools``)."""
 
     @property
     def round_trips(self) -> int:
-        """Model requests sent."""
-        return len(self.steps)
+        """Model requests sent (the selection request included)."""
+        return len(self.steps) + (self.selection is not None)
 
     @property
     def usage(self) -> Usage:
-        """Tokens the provider counted, over every request of this run."""
-        total = Usage()
+        """Tokens the provider counted, over every request of this run (the selection request included)."""
+        total = self.selection.usage if self.selection is not None else Usage()
         for step in self.steps:
             total = total + step.usage
         return total

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,8 @@ class AgentToolset:
     """``execute_python`` is offered: code mode, or classic mode with ``codeMode.offerInClassic``."""
     artifact_tools: bool = False
     """``store_artifact``, ``list_artifacts`` and ``get_artifact`` are offered as ordinary tools."""
+    selected: tuple[str, ...] = ()
+    """With a compact listing: the tools picked for the request (function names), described as full stubs."""
 
     @property
     def execute_python(self) -> ToolDefinition | None:
@@ -67,6 +69,7 @@ def build_toolset(
     options: AgentOptions,
     *,
     llm: bool = False,
+    selected: Collection[str] | None = None,
 ) -> AgentToolset:
     """Decide what the model is offered.
 
@@ -76,6 +79,8 @@ def build_toolset(
         settings: the resolved ``codeMode`` for the model.
         options: budgets and the listing style.
         llm: whether programs can call ``llm()`` (the executor has a model to answer it).
+        selected: function names picked for the request (``agent/selection.py``): when the listing is
+            compact (``auto``), these tools are described as full stubs and the rest compactly.
     """
     if not settings.enabled and not settings.offer_in_classic:
         classic = _classic_tools(specs, reserved=set())
@@ -93,6 +98,13 @@ def build_toolset(
             [s for s in specs if (s.server, s.name) not in in_code_keys], reserved={prompt.EXECUTE_PYTHON}
         )
     listing, compact = _listing(in_code, options)
+    picked: list[ToolModel] = []
+    selected_listing = ""
+    if compact and selected and options.listing == "auto":
+        picked = [m for m in in_code if m.function_name in selected]
+        rest = [m for m in in_code if m.function_name not in selected]
+        selected_listing = render_stubs(picked, input_types=False) if picked else ""
+        listing = compact_listing(rest) if rest else ""
     description = prompt.execute_python_description(
         python=f"{sys.version_info.major}.{sys.version_info.minor}",
         budget=options.result_budget,
@@ -106,6 +118,8 @@ def build_toolset(
         if settings.enabled
         else [],
         modules=importable_modules(settings.preload),
+        selected_listing=selected_listing,
+        selected_count=len(picked),
     )
     execute = ToolDefinition(prompt.EXECUTE_PYTHON, description, _execute_python_parameters(settings.timeout))
     definitions = (execute, *(_classic_definition(name, spec) for name, spec in classic.items()))
@@ -122,6 +136,7 @@ def build_toolset(
         settings.timeout,
         offers_code=True,
         artifact_tools=not settings.enabled,
+        selected=tuple(m.function_name for m in picked),
     )
 
 

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from ..errors import ConfigError, UntrustedConfigError
 from .builtin import default_config
+from .codemode import check_select_models
 from .discovery import USER_CONFIG_FILE, find_config, resolve_user_dir
 from .entries import load_server
 from .expand import Expander
@@ -139,7 +140,7 @@ def _load_file(
 
     if origin == "project":
         _check_trust(doc, servers, raw_servers, user_dir)
-    return Config(
+    config = Config(
         servers=servers,
         defaults=defaults,
         models=models,
@@ -149,6 +150,8 @@ def _load_file(
         origin=origin,
         warnings=warnings,
     )
+    check_select_models(config, file=doc.display if settings_source == path else None)
+    return config
 
 
 def _read(path: Path, origin: ConfigOrigin, cwd: Path) -> _Document:

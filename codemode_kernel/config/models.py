@@ -267,6 +267,9 @@ class CodeModeSettings(ConfigModel):
     offer_in_classic: StrictBool = False
     """With ``enabled: false`` (classic tool calling), offer ``execute_python`` too, and the artifacts as
     ordinary tools (seed 004): the model calls tools one by one and writes a program when that is better."""
+    select_model: Annotated[str, Field(strict=True, min_length=1)] | None = None
+    """The ``ref`` of a ``models`` entry the agent asks which tools a request needs, when the tools are too
+    many for full stubs (a cheaper model will do); None: the agent's own model (docs/agent.md)."""
 
     def is_excluded(self, server: str, tool: str) -> bool:
         """Whether ``tool`` of ``server`` stays out of code mode (listed as ``tool`` or ``server/tool``)."""

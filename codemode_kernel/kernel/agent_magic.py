@@ -8,6 +8,7 @@ thread, which shows them. An interrupt cancels the model request or the program 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentMagics"]
 
-_USAGE = "%%agent [--model REF] [--classic] [--max-steps N] [--timeout S] [--new] [--insert]"
+_USAGE = "%%agent [--model REF] [--classic] [--max-steps N] [--timeout S] [--new] [--insert] [--no-select]"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--new", action="store_true")
     parser.add_argument("--insert", action="store_true")
+    parser.add_argument("--no-select", action="store_true")
     return parser
 
 
@@ -57,7 +59,7 @@ class AgentMagics(Magics):
 
         Usage::
 
-            %%agent [--model REF] [--classic] [--max-steps N] [--timeout S] [--new] [--insert]
+            %%agent [--model REF] [--classic] [--max-steps N] [--timeout S] [--new] [--insert] [--no-select]
             Get the weather for each city in cities.txt and tell me the warmest.
 
         Code mode is on unless the config says ``"enabled": false`` (in ``defaults.codeMode`` or the
@@ -65,7 +67,10 @@ class AgentMagics(Magics):
         ``execute_python``, whose description holds the typed stubs of the tools; each program runs in the
         isolated executor with a live trace. In classic mode every tool is offered as an ordinary tool.
         Each step shows the model's text, its program and the record, tokens and time; the final answer is
-        shown as Markdown. Follow-up ``%%agent`` cells continue the conversation.
+        shown as Markdown. Follow-up ``%%agent`` cells continue the conversation. With more tools than
+        full stubs can describe, a model is first asked which tools the request needs
+        (``codeMode.selectModel``, else this model); the cell shows its picks, described as full stubs,
+        the rest compactly.
 
         --model REF      the config's ``models`` entry to use (default: the first)
         --classic        classic tool calling for this conversation (its own, apart from code mode's)
@@ -73,6 +78,7 @@ class AgentMagics(Magics):
         --timeout S      seconds for the whole request (default: no limit; programs keep their own)
         --new            start a new conversation
         --insert         put the final program into a new %%codemode cell below, to read, edit, re-run
+        --no-select      do not ask which tools the request needs: the plain compact listing for many tools
         """
         try:
             args, unknown = _parser().parse_known_args(shlex.split(line))
@@ -84,6 +90,7 @@ class AgentMagics(Magics):
         if not request:
             raise UsageError(f"%%agent: write the request in the cell, below the magic line\nusage: {_USAGE}")
         agent = self._agent(args.model, classic=args.classic, new=args.new)
+        agent.options = dataclasses.replace(agent.options, select_tools=not args.no_select)
         view = AgentView(widgets=self._widgets, trace_mime=self.frontends.renders(TRACE_MIME))
         self.tools.agent_model = agent.model
         try:
@@ -116,7 +123,10 @@ class AgentMagics(Magics):
                 executor = self.tools.executor_for(model.ref, settings)
             if classic:
                 settings = settings.model_copy(update={"enabled": False})
-            self._agents[key] = Agent(toolbox, executor, model, settings)
+            try:
+                self._agents[key] = Agent(toolbox, executor, model, settings)
+            except ConfigError as exc:  # codeMode.selectModel names no model
+                raise UsageError(f"%%agent: {exc}") from None
         return self._agents[key]
 
     def _run(self, agent: Agent, request: str, view: AgentView, **options: Any) -> AgentResult:

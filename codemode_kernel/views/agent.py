@@ -27,6 +27,7 @@ from ..agent import (
     TextDelta,
     ToolCallFinished,
     ToolCallRequested,
+    ToolsSelected,
 )
 from .display import result_bundle
 from .live import LiveView, open_live_view
@@ -77,6 +78,9 @@ class AgentView:
             self._show_step(event)
         elif isinstance(event, FinalAnswer):
             self._close_live()
+        elif isinstance(event, ToolsSelected):
+            text = selection_text(event)
+            _show(text, f"<small>{html.escape(text)}</small>")
 
     def tick(self) -> None:
         """Refresh the live trace's clock (called while waiting for events)."""
@@ -171,6 +175,21 @@ def answer_bundle(result: AgentResult) -> tuple[dict[str, Any], dict[str, Any]]:
         },
     }
     return data, {AGENT_MIME: {"duration_ms": result.duration_ms}}
+
+
+def selection_text(event: ToolsSelected) -> str:
+    """One line saying which tools the model picked for the request (full stubs), or why none were."""
+    selection = event.selection
+    if not selection.used:
+        return (
+            f"tool selection ({selection.model}): {selection.fallback}; "
+            f"all {selection.offered} tools listed compactly"
+        )
+    picked = ", ".join(selection.tools) or "none"
+    return (
+        f"tools selected by {selection.model} ({len(selection.tools)} of {selection.offered}, full stubs): "
+        f"{picked}"
+    )
 
 
 def _show(text: str, html_text: str) -> None:
