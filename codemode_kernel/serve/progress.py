@@ -59,6 +59,8 @@ class ProgressRelay:
     def on_call(self, record: CallRecord) -> None:
         """A tool call started or ended (``on_call``)."""
         name = f"call #{record.seq} {record.tool}"
+        if record.status == "running" and record.progress is not None:
+            return  # the same call again with news of its progress: on_progress reports that
         if record.status == "running":
             text = f"{name} {_arguments(record.arguments)} started"
         else:
