@@ -10,7 +10,6 @@ the worker cannot open the store.
 from __future__ import annotations
 
 import json
-import re
 import sys
 import threading
 import types
@@ -30,6 +29,7 @@ from ..typegen import (
     render_signature,
 )
 from ..typegen.progress import ProgressHandler, ToolProgress, ToolStream
+from ..typegen.search import DEFAULT_LIMIT, rank_tools
 from .channel import Channel
 from .protocol import FrameTooLarge, ProtocolError
 from .values import decode_value, encode_artifact
@@ -273,27 +273,20 @@ def _stream(runtime: ToolRuntime) -> Callable[..., ToolStream]:
 
 
 def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]]:
-    def search_tools(query: str, limit: int = 10) -> list[dict[str, str]]:
-        """Tools whose name or description matches the words of ``query``, best first.
+    def search_tools(query: str, limit: int = DEFAULT_LIMIT) -> list[dict[str, str]]:
+        """The tools that fit the words of ``query``, best first: at most ``limit`` (10; 50 at most).
 
-        Each hit is ``{"name", "signature", "description"}``; call ``tool_schema(name)`` for the rest.
+        A word in a tool's name counts most, then in its argument names, then in its description
+        (``snake_case`` and ``camelCase`` split; typegen/search.py). Each hit is ``{"name", "signature",
+        "description"}``; call ``tool_schema(name)`` for the rest.
         """
-        words = [w for w in re.findall(r"\w+", query.lower()) if w]
-        scored = []
-        for model in models:
-            name = model.function_name.lower()
-            text = f"{name} {model.spec.name.lower()} {model.spec.description.lower()}"
-            score = sum((3 if w in name else 0) + text.count(w) for w in words) if words else 1
-            if score:
-                scored.append((-score, model.function_name, model))
-        scored.sort(key=lambda item: (item[0], item[1]))
         return [
             {
-                "name": m.function_name,
-                "signature": render_signature(m),
-                "description": m.spec.description.strip().split("\n")[0][:200],
+                "name": hit.model.function_name,
+                "signature": render_signature(hit.model),
+                "description": hit.model.spec.description.strip().split("\n")[0][:200],
             }
-            for _, _, m in scored[: max(0, limit)]
+            for hit in rank_tools(models, query, limit)
         ]
 
     return search_tools

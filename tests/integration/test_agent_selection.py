@@ -227,3 +227,17 @@ def test_a_select_model_naming_no_model_is_a_config_error(tmp_path: Path) -> Non
     assert (
         "defaults.codeMode.selectModel" in message and '"tiny"' in message and 'use one of "main"' in message
     )
+
+
+def test_search_tools_in_a_program_ranks_the_github_list(executor: Executor) -> None:
+    code = (
+        'print([h["name"] for h in search_tools("list pull requests", limit=3)])\n'
+        'print(search_tools("create a branch")[0]["signature"])\n'
+        'len(search_tools("repository", limit=500))'
+    )
+    result = executor.run(code, timeout=60, tools=github_tools())
+    assert result.status == "ok", result.error
+    first, second = result.stdout.splitlines()
+    assert first.startswith("['list_pull_requests', ")
+    assert second.startswith("create_branch(branch: str, owner: str, repo: str")
+    assert result.value == {"kind": "json", "data": 50}  # the maximum, whatever is asked
