@@ -30,6 +30,7 @@ from .calllog import CallLog
 from .config import CodeModeSettings, Config, load_config, resolve_code_mode
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
 from .hub.reporting import acall_reporting, call_reporting
+from .shapes import ShapeStore
 from .toolspec import ToolSpec
 from .typegen import ToolModel, build_tool_models, make_async_tool_function, make_tool_function, render_stubs
 from .worker.tools_module import HELPER_NAMES
@@ -134,6 +135,13 @@ class Toolbox:
             connect_timeout=config.defaults.connect_timeout or DEFAULT_CONNECT_TIMEOUT,
             start_wait=config.defaults.start_wait or DEFAULT_START_WAIT,
         )
+        self._inferable: frozenset[tuple[str, str]] = frozenset()
+        """The tools without an outputSchema: their results' shapes are inferred (``shapes``)."""
+        self.shapes = ShapeStore.for_workspace(
+            config.workspace, accept=lambda server, tool: (server, tool) in self._inferable
+        )
+        """Result shapes inferred from calls (``.codemode/shapes.json``): stubs and ``help()`` show them."""
+        call_log.subscribe(self.shapes.observe)
         self._reserved = reserved
         self.models: list[ToolModel] = []
         self.tools = ToolNamespace({})
@@ -208,12 +216,14 @@ class Toolbox:
         self._rebuild()  # see wait_for_servers
 
     def close(self) -> None:
-        """Disconnect every server."""
+        """Disconnect every server and write the inferred result shapes."""
         self.hub.close()
+        self.shapes.close()
 
     async def aclose(self) -> None:
         """Async twin of ``close``."""
         await self.hub.aclose()
+        self.shapes.close()
 
     def __enter__(self) -> Toolbox:
         return self.start()
@@ -235,8 +245,26 @@ class Toolbox:
         """Each configured server's state, tool count, error and stderr log."""
         return self.hub.status()
 
+    @property
+    def tools_version(self) -> int:
+        """Changes whenever the tools' Python faces do: a server's tools changed, or an inferred shape did.
+
+        Whoever built something from ``models`` (a worker's tools, a description) compares it to rebuild.
+        """
+        return self.hub.tools_version + self.shapes.version
+
+    def refresh(self, settle: float = 1.0) -> None:
+        """Bring ``models`` and the functions up to date with the inferred shapes (and the servers' tools).
+
+        Waits up to ``settle`` seconds for results still being read for their shape, so the calls of one
+        cell show in the next; cheap when nothing changed.
+        """
+        self.shapes.settle(settle)
+        self._rebuild()
+
     def stubs(self, *, imports: bool = True) -> str:
         """Python stub source of every tool (valid Python; what an LLM reads)."""
+        self._rebuild()
         return render_stubs(self.models, imports=imports)
 
     def models_for(self, settings: CodeModeSettings) -> list[ToolModel]:
@@ -253,7 +281,7 @@ class Toolbox:
         excluded = frozenset(settings.excluded_tools)
         if excluded == frozenset(resolve_code_mode(self.config, None).excluded_tools):
             return self.models
-        version = self.hub.tools_version
+        version = self.tools_version
         cached = self._own_models.get(excluded)
         if cached is None or cached[0] != version:
             specs = [s for s in self.hub.tool_specs() if not settings.is_excluded(s.server, s.name)]
@@ -276,14 +304,16 @@ class Toolbox:
 
     def _rebuild(self) -> None:
         with self._rebuilding:
-            version = self.hub.tools_version
+            version = self.tools_version
             if self._built_version != version:
                 self._build()
                 self._built_version = version
 
     def _build(self) -> None:
         code_mode = resolve_code_mode(self.config, None)
-        specs = [s for s in self.hub.tool_specs() if not code_mode.is_excluded(s.server, s.name)]
+        every = self.hub.tool_specs()
+        self._inferable = frozenset((s.server, s.name) for s in every if s.output_schema is None)
+        specs = [s for s in every if not code_mode.is_excluded(s.server, s.name)]
         self.models = self._build_models(specs)
         for model in self.models:
             if model.renamed_from is not None:
@@ -310,7 +340,7 @@ class Toolbox:
 
     def _build_models(self, specs: list[ToolSpec]) -> list[ToolModel]:
         prefixes = {name: cfg.prefix for name, cfg in self.config.servers.items() if cfg.prefix}
-        return build_tool_models(specs, prefixes=prefixes, reserved=self._reserved)
+        return build_tool_models(self.shapes.apply(specs), prefixes=prefixes, reserved=self._reserved)
 
     def _late_server(self, server: str) -> ToolNamespace | None:
         """``by_server[server]`` while that server is still connecting: wait for it, as for its tools."""

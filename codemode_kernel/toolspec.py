@@ -16,6 +16,10 @@ class ToolSpec:
     to Python types. ``warnings`` holds what was repaired while listing (a missing ``"type"``...).
     ``input_schema_problem`` says why the server's inputSchema was replaced by ``{"type": "object"}`` (it
     sent none, or not an object): then nothing is known about the arguments, and they are not validated.
+
+    ``inferred_output`` is the result shape inferred from ``inferred_calls`` results of a tool without an
+    outputSchema (codemode_kernel/shapes.py). It only types the result in stubs and ``help()``: it is not
+    an outputSchema, so nothing is validated against it and decoding ignores it.
     """
 
     server: str
@@ -27,6 +31,8 @@ class ToolSpec:
     annotations: dict[str, Any] | None = None
     warnings: tuple[str, ...] = ()
     input_schema_problem: str | None = None
+    inferred_output: dict[str, Any] | None = None
+    inferred_calls: int = 0
 
     @property
     def qualified_name(self) -> str:

@@ -333,6 +333,7 @@ class KernelTools:
         namespace = self.shell.user_ns
         wanted: dict[str, Any] = {"codemode": self.codemode}
         if self.toolbox is not None and self.ready:
+            self.toolbox.refresh()  # result shapes inferred from the last cell's calls type its functions
             wanted.update({"tools": self.toolbox.tools, "artifacts": self.artifacts})
             wanted.update({name: self.toolbox.tools[name] for name in dir(self.toolbox.tools)})
         skipped = []

@@ -14,7 +14,7 @@ from .schema import becomes_class, merge_all_of, resolve_pointer
 from .translate import ClassNames, SchemaTranslator
 from .validation import ArgumentValidator
 
-__all__ = ["Param", "ToolModel", "build_tool_model", "build_tool_models"]
+__all__ = ["Param", "ToolModel", "build_tool_model", "build_tool_models", "inferred_note", "mark_inferred"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,16 @@ class ToolModel:
     """The name the tool would have had, when that is one code mode defines itself (``parallel``)."""
 
     @property
+    def inferred_calls(self) -> int:
+        """How many results the result type was inferred from; 0 when it was not inferred.
+
+        A tool without an outputSchema gets a result type inferred from the results it returned
+        (``ToolSpec.inferred_output``): it types stubs and ``help()``, nothing more.
+        """
+        spec = self.spec
+        return spec.inferred_calls if spec.output_schema is None and spec.inferred_output is not None else 0
+
+    @property
     def nullable(self) -> tuple[str, ...]:
         """Wire names of the parameters an explicit ``None`` is sent for (their schema accepts null)."""
         return tuple(p.wire_name for p in self.params if p.nullable)
@@ -83,6 +93,8 @@ class ToolModel:
             "input_schema": self.spec.input_schema,
             "output_schema": self.spec.output_schema,
             "nullable": list(self.nullable),
+            "inferred_output": self.spec.inferred_output if self.inferred_calls else None,
+            "inferred_calls": self.inferred_calls,
         }
 
 
@@ -297,6 +309,17 @@ def build_tool_model(
         output_type = out.translate(returned, "", output_name, 0, output_name)
         output_type_name = output_type.name if isinstance(output_type, ClassType) else None
         output_warnings = out.warnings
+    elif spec.inferred_output is not None:
+        # Not the server's word: only how results looked so far. Its warnings would be noise (a ``{}``
+        # left where inference stopped is Any on purpose), so they are not kept.
+        returned = mark_inferred(spec.inferred_output, spec.inferred_calls)
+        out = SchemaTranslator(
+            returned, where=f"{spec.qualified_name} inferred result", names=ClassNames(taken)
+        )
+        out.begin_root(output_name if becomes_class(returned) else None)
+        out.stems[output_name] = stem
+        output_type = out.translate(returned, "", output_name, 0, output_name)
+        output_type_name = output_type.name if isinstance(output_type, ClassType) else None
 
     all_warnings = warnings + translator.warnings + output_warnings
     if validator is not None and validator.warning:
@@ -314,6 +337,34 @@ def build_tool_model(
         warnings=tuple(all_warnings),
         validator=validator,
     )
+
+
+def inferred_note(calls: int) -> str:
+    """What an inferred result type says of itself (its class docstring, ``help()``)."""
+    return f"Inferred from {calls} call{'s' if calls != 1 else ''}: fields seen in results (no outputSchema)."
+
+
+def mark_inferred(schema: dict[str, Any], calls: int) -> dict[str, Any]:
+    """``schema`` with :func:`inferred_note` as the description of its outermost records.
+
+    The outermost records are the result itself, a list's items, or the branches of a union, one level
+    down: the classes a reader meets first.
+    """
+    note = inferred_note(calls)
+
+    def mark(node: Any, levels: int) -> Any:
+        if not isinstance(node, dict) or levels < 0:
+            return node
+        if isinstance(node.get("properties"), dict):
+            return {**node, "description": note}
+        if isinstance(node.get("items"), dict):
+            return {**node, "items": mark(node["items"], levels - 1)}
+        if isinstance(node.get("anyOf"), list):
+            return {**node, "anyOf": [mark(branch, levels - 1) for branch in node["anyOf"]]}
+        return node
+
+    marked: dict[str, Any] = mark(schema, 2)
+    return marked
 
 
 def _param(field: Field, name: str, accepts_null: bool | None) -> Param:

@@ -134,9 +134,11 @@ def _returns(model: ToolModel) -> str:
     output = model.output_type
     if output is None:
         return f"    {_RESULT_NOTE}"
+    calls = model.inferred_calls
+    inferred = f", inferred from {calls} call{'s' if calls != 1 else ''} (no outputSchema)" if calls else ""
     if not isinstance(output, ClassType):
-        return f"    {comment_text(render_type(output), 200)}"
-    lines = [f"    {output.name}, with:"]
+        return f"    {comment_text(render_type(output), 200)}{inferred}"
+    lines = [f"    {output.name}{inferred}, with:"]
     for f in output.fields:
         optional = "" if f.required else ", optional"
         text = comment_text(f.description, 300)

@@ -35,6 +35,10 @@ _TYPING_ORDER = ("Any", "Literal", "NotRequired", "Required", "TypedDict")
 _NO_OUTPUT_NOTE = (
     "# A tool whose result type is Any returns a dict-like object for JSON results, str for plain text."
 )
+_INFERRED_NOTE = (
+    "# A result type marked inferred was read from the results seen so far (the tool publishes no "
+    "outputSchema): a field may be missing or typed differently in the next result."
+)
 
 
 @dataclass
@@ -204,6 +208,9 @@ def _indent(text: str, prefix: str) -> str:
 def _render_function(model: ToolModel, in_names: _Names, out_names: _Names, typing: _Typing) -> list[str]:
     """``def ...:`` with its docstring and a ``...`` body."""
     lines = [f"def {render_signature(model, in_names, out_names, typing)}:"]
+    if model.inferred_calls:
+        calls = model.inferred_calls
+        lines[0] += f"  # result inferred from {calls} call{'s' if calls != 1 else ''}"
     doc = _docstring(model)
     if doc:
         lines.append(_indent(f'"""{doc}\n"""' if "\n" in doc else f'"""{doc}"""', "    "))
@@ -332,6 +339,8 @@ def render_stubs(models: Sequence[ToolModel], *, imports: bool = True, input_typ
         header.append(f"from typing import {', '.join(n for n in _TYPING_ORDER if n in typing.used)}")
     if any(m.output_type is None for m in models):
         header.append(_NO_OUTPUT_NOTE)
+    if any(m.inferred_calls for m in models):
+        header.append(_INFERRED_NOTE)
     if header:
         header.append("")
     return "\n".join(header + body).rstrip("\n") + "\n"

@@ -163,6 +163,8 @@ def _model(descriptor: dict[str, Any]) -> ToolModel:
             input_schema=descriptor.get("input_schema") or {"type": "object"},
             output_schema=descriptor.get("output_schema"),
             title=descriptor.get("title"),
+            inferred_output=descriptor.get("inferred_output"),
+            inferred_calls=descriptor.get("inferred_calls") or 0,
         ),
         descriptor["function_name"],
         nullable=descriptor.get("nullable") or (),
@@ -294,7 +296,11 @@ def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]
 
 def _tool_schema(models: list[ToolModel]) -> Callable[[str], dict[str, Any]]:
     def tool_schema(name: str) -> dict[str, Any]:
-        """Everything about one tool: signature, docstring and its raw JSON Schemas."""
+        """Everything about one tool: signature, docstring and its raw JSON Schemas.
+
+        ``inferred_output`` is set for a tool without an outputSchema whose results were seen:
+        ``{"calls": N, "schema": ...}``, the shape inferred from them (not the server's word).
+        """
         model = next((m for m in models if m.function_name == name), None) or next(
             (m for m in models if m.spec.name == name), None
         )
@@ -308,6 +314,11 @@ def _tool_schema(models: list[ToolModel]) -> Callable[[str], dict[str, Any]]:
             "doc": make_docstring(model),
             "input_schema": model.spec.input_schema,
             "output_schema": model.spec.output_schema,
+            "inferred_output": (
+                {"calls": model.inferred_calls, "schema": model.spec.inferred_output}
+                if model.inferred_calls
+                else None
+            ),
         }
 
     return tool_schema
