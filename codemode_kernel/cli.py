@@ -21,6 +21,7 @@ from .config import find_config, load_config, trust_config
 from .config.jsontext import load_json_bytes
 from .errors import CodeModeError, ConfigError
 from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
+from .shapes import ShapeStore
 from .toolbox import RESERVED_NAMES, Toolbox
 from .toolspec import ToolSpec
 from .typegen import build_tool_models, renamed_warning, render_stubs
@@ -73,7 +74,10 @@ def _parser() -> argparse.ArgumentParser:
         help="print every tool as Python stub source",
         description="Connect to the configured servers and print the Python stubs of their tools, grouped by "
         "server (valid Python: what an LLM reads). Servers that failed are listed as comments. With "
-        "--tools-json, print the stubs of a saved tools/list answer instead, with no server running.",
+        "--tools-json, print the stubs of a saved tools/list answer instead, with no server running. "
+        "A tool without an outputSchema is typed with the shape of the results it returned so far, marked "
+        "'inferred from N calls' (kept in the workspace's .codemode/shapes.json); --infer lists what is "
+        "known per tool and prints only the stubs of those tools.",
     )
     tools.add_argument(
         "--tools-json",
@@ -84,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
         "--server", metavar="NAME", help="server name for --tools-json (default: the file name)"
     )
     tools.add_argument("--no-header", action="store_true", help="leave out the import lines")
+    tools.add_argument(
+        "--infer",
+        action="store_true",
+        help="show the result shapes inferred from calls: per tool without an outputSchema, how many results "
+        "were seen, then the stubs of the tools with a shape (with --tools-json: the workspace's shapes "
+        "applied to the saved tools)",
+    )
     tools.set_defaults(run=_cmd_tools)
 
     doctor = sub.add_parser(
@@ -217,6 +228,14 @@ def _parser() -> argparse.ArgumentParser:
 def _cmd_tools(args: argparse.Namespace) -> int:
     if args.tools_json:
         specs = _read_tools_json(args.tools_json, args.server)
+        if args.infer:
+            try:
+                workspace = load_config(args.config).workspace
+            except CodeModeError:  # no usable config: the shapes of this directory's workspace
+                workspace = Path.cwd()
+            store = ShapeStore.for_workspace(workspace)
+            _print_inferred(store, specs)
+            specs = [s for s in store.apply(specs) if s.inferred_output is not None]
         models = build_tool_models(specs, reserved=RESERVED_NAMES)
         for model in models:
             if model.renamed_from is not None:
@@ -227,12 +246,34 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     with Toolbox(config) as toolbox:
         toolbox.wait_for_servers()  # a listing of every tool: wait for the slow servers too
         failed = [s for s in toolbox.status() if s.state == "failed"]
-        print(toolbox.stubs(imports=not args.no_header))
+        if args.infer:
+            _print_inferred(toolbox.shapes, toolbox.hub.tool_specs())
+            inferred = [m for m in toolbox.models if m.inferred_calls]
+            print(render_stubs(inferred, imports=not args.no_header) if inferred else "")
+        else:
+            print(toolbox.stubs(imports=not args.no_header))
         for status in failed:
             print(f"# server {status.name!r} failed: {status.error}")
             if status.log_path:
                 print(f"#   stderr log: {status.log_path}")
     return EXIT_PROBLEMS if failed else EXIT_OK
+
+
+def _print_inferred(store: ShapeStore, specs: Sequence[ToolSpec]) -> None:
+    """Per tool: the results its inferred shape was read from, or why it has none (as comments)."""
+    print(f"# Result shapes inferred from calls ({store.path}):")
+    if store.problem:
+        print(f"#   problem: {store.problem}")
+    for spec in specs:
+        shape = store.get(spec.server, spec.name)
+        if spec.output_schema is not None:
+            known = "has an outputSchema (nothing inferred)"
+        elif shape is None:
+            known = "no result seen yet (-> Any)"
+        else:
+            known = f"inferred from {shape.calls} call{'s' if shape.calls != 1 else ''}"
+        print(f"#   {spec.qualified_name}: {known}")
+    print()
 
 
 def _read_tools_json(source: str, server: str | None) -> list[ToolSpec]:

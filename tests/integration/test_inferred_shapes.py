@@ -23,7 +23,7 @@ from codemode_kernel.agent import AgentOptions, build_toolset
 from codemode_kernel.config import CodeModeSettings, load_config, resolve_code_mode
 from codemode_kernel.results import decode_result
 from codemode_kernel.shapes import ShapeStore
-from tests.conftest import NODE_BIN, require_executable
+from tests.conftest import NODE_BIN, require_executable, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -184,3 +184,30 @@ def test_a_corrupt_shapes_file_is_reported_and_ignored(
         tb.refresh()
         assert "inferred from 1 call" in stub_of(tb, "git_status")
     assert json.loads(shapes.read_text())["tools"][0]["tool"] == "git_status"  # replaced by a good file
+
+
+def test_codemode_tools_infer_lists_what_is_known(tmp_path: Path) -> None:
+    """``codemode tools --tools-json FILE --infer``: the workspace's shapes applied to saved tools, offline."""
+    store = ShapeStore.for_workspace(tmp_path)
+    rows = [{"id": 1, "title": "Fix it", "labels": ["bug"]}, {"id": 2, "title": "Docs", "assignee": None}]
+    store.record("tracker", "list_issues", {"content": [{"type": "text", "text": json.dumps(rows)}]})
+    store.close()
+    saved = tmp_path / "tracker.json"
+    tools = [
+        {"name": "list_issues", "inputSchema": {"type": "object"}},
+        {"name": "close_issue", "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+        {"name": "count", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
+    ]
+    saved.write_text(json.dumps({"tools": tools}))
+    done = run_cli("tools", "--tools-json", str(saved), "--infer", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "#   tracker/list_issues: inferred from 1 call" in out
+    assert "#   tracker/close_issue: no result seen yet (-> Any)" in out
+    assert "#   tracker/count: has an outputSchema (nothing inferred)" in out
+    assert "def list_issues() -> list[ListIssuesOutputItem]:  # result inferred from 1 call" in out
+    assert '"""Inferred from 1 call: fields seen in results (no outputSchema)."""' in out
+    assert "    assignee: NotRequired[None]" in out and "    labels: NotRequired[list[str]]" in out
+    assert "def close_issue" not in out  # only the tools with a shape
+    compile(out, "stubs", "exec")  # the stubs are valid Python
+    assert "--infer" in run_cli("tools", "--help", cwd=tmp_path).stdout
