@@ -54,5 +54,6 @@ echo "== bench (timings never fail; an execution that fails does)"
 .venv/bin/python bench/large_result.py --quick
 .venv/bin/python bench/executor.py --quick
 .venv/bin/python bench/agent_tokens.py --quick
+.venv/bin/python bench/inferred_shapes.py
 .venv/bin/python bench/render.py --quick
 .venv/bin/python bench/serve.py --quick
