@@ -187,7 +187,7 @@ def test_a_corrupt_shapes_file_is_reported_and_ignored(
 
 
 def test_codemode_tools_infer_lists_what_is_known(tmp_path: Path) -> None:
-    """``codemode tools --tools-json FILE --infer``: the workspace's shapes applied to saved tools, offline."""
+    """``codemode tools --tools-json FILE --infer``: the workspace's shapes on saved tools, offline."""
     store = ShapeStore.for_workspace(tmp_path)
     rows = [{"id": 1, "title": "Fix it", "labels": ["bug"]}, {"id": 2, "title": "Docs", "assignee": None}]
     store.record("tracker", "list_issues", {"content": [{"type": "text", "text": json.dumps(rows)}]})
