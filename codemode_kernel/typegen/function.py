@@ -17,10 +17,7 @@ from .model import ToolModel
 from .progress import ProgressHandler, check_handler
 from .signature import bind_arguments, make_docstring, make_signature
 
-__all__ = [
-    "PROGRESS_KEYWORD",
-    "AsyncWireCall",
-    "WireCall", "make_async_tool_function", "make_tool_function"]
+__all__ = ["PROGRESS_KEYWORD", "AsyncWireCall", "WireCall", "make_async_tool_function", "make_tool_function"]
 
 WireCall = Callable[[dict[str, Any], ProgressHandler | None], dict[str, Any]]
 """Sends one call's wire arguments to the tool and returns its CallToolResult in wire form; the handler,
@@ -67,9 +64,7 @@ def make_async_tool_function(
 
 def _progress_handler(model: ToolModel, kwargs: dict[str, Any]) -> ProgressHandler | None:
     """Take ``on_progress`` out of the keywords, unless the tool has a parameter of that name."""
-    if PROGRESS_KEYWORD not in kwargs or any(
-        PROGRESS_KEYWORD in (p.name, p.wire_name) for p in model.params
-    ):
+    if PROGRESS_KEYWORD not in kwargs or any(PROGRESS_KEYWORD in (p.name, p.wire_name) for p in model.params):
         return None
     return check_handler(model.function_name, kwargs.pop(PROGRESS_KEYWORD))
 

@@ -211,3 +211,25 @@ def test_codemode_tools_infer_lists_what_is_known(tmp_path: Path) -> None:
     assert "def close_issue" not in out  # only the tools with a shape
     compile(out, "stubs", "exec")  # the stubs are valid Python
     assert "--infer" in run_cli("tools", "--help", cwd=tmp_path).stdout
+
+
+def test_the_next_program_in_the_same_executor_sees_the_inferred_shape(toolbox: Toolbox) -> None:
+    """The pre-started workers follow the shapes: the run after the first call knows the result type."""
+    from codemode_kernel.executor import Executor
+
+    repo = str(toolbox.config.workspace / "repo")
+    with Executor(toolbox) as executor:
+        before = executor.run('tool_schema("git_status").get("inferred_output")')
+        assert before.status == "ok" and before.value == {"kind": "json", "data": None}
+        first = executor.run(f"git_status(repo_path={repo!r})")
+        assert first.status == "ok", first.error
+        toolbox.refresh()
+        after = executor.run(
+            'import inspect\n[tool_schema("git_status")["inferred_output"], '
+            "str(inspect.signature(git_status).return_annotation)]"
+        )
+    assert after.status == "ok", after.error
+    assert after.value is not None
+    inferred, annotation = after.value["data"]
+    assert inferred == {"calls": 1, "schema": {"type": "string"}}
+    assert "str" in annotation
