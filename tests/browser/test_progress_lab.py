@@ -1,0 +1,172 @@
+"""A slow tool's progress as a user meets it in JupyterLab: a ``%%codemode`` cell calls the demo weather's
+``get_forecast`` (5 days, 0.6 s each, so about 3 s), and while it runs the trace's row shows a progress bar
+filling up with the server's message, ``Oslo: day N of 5``; the finished trace keeps one line in the call's
+detail, ``progress: 5 updates, last: Oslo: day 5 of 5``.
+
+The first cell runs on the light theme, the second on the dark one; screenshots of each running and
+finished trace go to ``test-artifacts/browser/progress_*.png``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import nbformat
+import pytest
+from lab_session import ARTIFACTS, Lab, start_lab, stop_lab
+from playwright.sync_api import Browser, Locator, Page
+from test_extension_lab import (
+    BADGE,
+    COLOURS,
+    DARK,
+    FINISHED_TRACE,
+    LIGHT,
+    LOAD_TIMEOUT,
+    ROW,
+    RUN_TIMEOUT,
+    SERVER_START_TIMEOUT,
+    TRACE,
+    contrast,
+    open_notebook,
+    run_cell,
+    set_theme,
+    wait_for_kernel_idle,
+    wait_until_ran,
+    write_notebook,
+)
+
+VIEWPORT = {"width": 1280, "height": 900}
+FORECAST = (
+    "%%codemode\n"
+    'forecast = get_forecast(city="Oslo", days=5, delay_seconds=0.6)\n'
+    "[day.temperature for day in forecast.days]"
+)
+RUNNING_ROW = f'{TRACE}:has({BADGE}[data-status="running"]) {ROW}'
+MESSAGE = ".jp-codemode-call-progress-message"
+
+# Records, for each change of a running row's progress, its message and the bar's width (in %).
+WATCH_PROGRESS = """(root, [row, message]) => {
+    const seen = [];
+    const look = () => root.querySelectorAll(row).forEach((el) => {
+        const text = el.querySelector(message)?.textContent ?? '';
+        const fill = el.querySelector('.jp-codemode-progress-fill')?.style.width ?? '';
+        const last = seen[seen.length - 1];
+        if (text && (!last || last.text !== text)) {
+            seen.push({text, fill});
+        }
+    });
+    new MutationObserver(look).observe(root, {childList: true, subtree: true, characterData: true});
+    window.__codemodeProgress = seen;
+}"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """JupyterLab (overriding conftest's) with ``window.jupyterapp``; its kernels have the demo servers."""
+    server = start_lab(
+        tmp_path_factory.mktemp("lab"), SERVER_START_TIMEOUT, ["--LabApp.expose_app_in_browser=True"]
+    )
+    try:
+        yield server
+    finally:
+        stop_lab(server)
+
+
+@pytest.fixture(scope="module")
+def app(browser: Browser, lab: Lab) -> Iterator[Page]:
+    """One JupyterLab page, restored and ready for commands."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.goto(f"{lab.url}/lab?token={lab.token}", timeout=LOAD_TIMEOUT)
+    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=LOAD_TIMEOUT)
+    page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def watch_while_it_runs(page: Page, cell: Locator, shot: str) -> dict[str, Any]:
+    """Wait for the running row to show day 2 or later, screenshot the cell; what the row showed then."""
+    row = cell.locator(RUNNING_ROW)
+    row.locator(MESSAGE, has_text=re.compile(r"Oslo: day [2-4] of 5")).wait_for(timeout=RUN_TIMEOUT)
+    cell.screenshot(path=ARTIFACTS / shot)
+    seen: dict[str, Any] = row.first.evaluate(
+        """(row) => {
+            const bar = row.querySelector('.jp-codemode-progress');
+            const colours = (COLOURS)(row.querySelector('.jp-codemode-call-progress-message'));
+            return {
+                colours,
+                message: row.querySelector('.jp-codemode-call-progress-message').textContent,
+                status: row.querySelector('.jp-codemode-call-status').textContent,
+                fill: bar.querySelector('.jp-codemode-progress-fill').style.width,
+                role: bar.getAttribute('role'),
+                title: bar.title,
+                header: row.closest('.jp-codemode-trace').querySelector('.jp-codemode-summary').textContent,
+            };
+        }""".replace("(COLOURS)", f"({COLOURS})")
+    )
+    return seen
+
+
+def detail_line(cell: Locator) -> Locator:
+    """Open the finished trace's get_forecast row; its detail's progress line."""
+    trace = cell.locator(FINISHED_TRACE).first
+    trace.wait_for(timeout=RUN_TIMEOUT)
+    row = trace.locator(ROW).first
+    assert row.locator(".jp-codemode-progress").count() == 0, "a finished call keeps no bar on its row"
+    row.click()
+    return trace.locator(".jp-codemode-call-progress-summary")
+
+
+@pytest.mark.timeout(300)
+def test_a_slow_call_shows_its_progress_then_the_finished_trace_says_how_it_went(app: Page, lab: Lab) -> None:
+    cells = [nbformat.v4.new_code_cell(FORECAST) for _ in range(2)]
+    panel = open_notebook(app, write_notebook(lab, "progress.ipynb", cells))
+    wait_for_kernel_idle(app, panel)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    light_cell, dark_cell = (panel.locator(".jp-Notebook .jp-Cell").nth(i) for i in range(2))
+    lines: dict[str, Locator] = {}
+    ratios: dict[str, float] = {}
+    try:
+        for theme, cell, index in ((LIGHT, light_cell, 0), (DARK, dark_cell, 1)):
+            name = "light" if theme == LIGHT else "dark"
+            set_theme(app, theme)
+            cell.evaluate(WATCH_PROGRESS, [RUNNING_ROW, MESSAGE])
+            run_cell(app, panel, index)
+            running = watch_while_it_runs(app, cell, f"progress_running_{name}.png")
+            colours = running.pop("colours")
+            ratios[f"running message in {theme}"] = round(contrast(colours["text"], colours["background"]), 2)
+            print(f"{name}, while it ran: {running}")
+            day = int(re.search(r"day (\d) of 5", running["message"]).group(1))  # type: ignore[union-attr]
+            assert running["status"] == "… running" and running["role"] == "progressbar"
+            assert float(running["fill"].rstrip("%")) == pytest.approx(day * 20, abs=20.1)
+            assert running["title"].endswith(f"of 5: Oslo: day {day} of 5")
+            assert re.fullmatch(r".* · 1 call: 0 done, 1 running", running["header"]), running["header"]
+
+            wait_until_ran(app, cell)
+            lines[name] = line = detail_line(cell)
+            assert line.inner_text() == "progress: 5 updates, last: Oslo: day 5 of 5"
+            values = cell.locator(f"{FINISHED_TRACE} .jp-codemode-value-section").first.inner_text()
+            assert "5 items" in values and "20.5" in values, values  # the forecast came back
+            seen: list[dict[str, str]] = app.evaluate("() => window.__codemodeProgress")
+            print(f"{name}, progress seen: {seen}")
+            days = [int(m.group(1)) for s in seen if (m := re.search(r"day (\d) of 5", s["text"]))]
+            assert len(days) >= 3 and days == sorted(days), f"the bar did not follow the days: {seen}"
+            cell.locator(FINISHED_TRACE).first.scroll_into_view_if_needed()
+            cell.screenshot(path=ARTIFACTS / f"progress_finished_{name}.png")
+
+        # The row's message and the detail's line read well on both themes.
+        for theme in (DARK, LIGHT):
+            set_theme(app, theme)
+            for name, line in lines.items():
+                colours = line.evaluate(COLOURS)
+                ratios[f"{name} run's line in {theme}"] = round(
+                    contrast(colours["text"], colours["background"]), 2
+                )
+        print(f"contrast ratios: {ratios}")
+        assert all(ratio >= 4.5 for ratio in ratios.values()), ratios  # WCAG AA for text
+    finally:
+        set_theme(app, LIGHT)
