@@ -39,12 +39,28 @@ class ToolResult(dict[str, Any]):
 
 
 def wrap_json(value: Any) -> Any:
-    """Turn every JSON object inside ``value`` into a ToolResult (lists and scalars keep their type)."""
-    if isinstance(value, dict):
-        return ToolResult({k: wrap_json(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return [wrap_json(v) for v in value]
-    return value
+    """Turn every JSON object inside ``value`` into a ToolResult (lists and scalars keep their type).
+
+    Iterative, not recursive: a server's result nested as deep as ``json.loads`` accepts must not fail
+    the call with a RecursionError.
+    """
+    if not isinstance(value, dict | list):
+        return value
+    root: Any = ToolResult() if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            child = item
+            if isinstance(item, dict | list):
+                child = ToolResult() if isinstance(item, dict) else []
+                stack.append((item, child))
+            if isinstance(target, dict):
+                target[key] = child
+            else:
+                target.append(child)
+    return root
 
 
 @dataclass(frozen=True)

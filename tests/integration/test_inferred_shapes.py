@@ -145,15 +145,15 @@ def test_the_agent_description_follows_the_shapes_without_a_rebuild_per_call(too
 
 
 def test_a_hostile_result_neither_fails_nor_stalls_the_call(tmp_path: Path) -> None:
-    """Results built to hurt inference: 100,000 keys, 300 levels deep, a huge text; each is read in time.
+    """Results built to hurt inference: 100,000 keys, 900 levels deep, a huge text; each is read in time.
 
-    (300, not 500: decoding a result nested 500 deep already fails in ``decode_result``, before inference.)
+    (900 levels: about as deep as ``json.loads`` goes; decoding one once failed with RecursionError.)
     """
     store = ShapeStore(tmp_path / "shapes.json")
     wide = {"content": [{"type": "text", "text": json.dumps({f"k{i}": i for i in range(10_000)})}]}
     wider = {"content": [{"type": "text", "text": json.dumps({f"k{i}": i for i in range(100_000)})}]}
     deep_value: Any = 1
-    for _ in range(300):
+    for _ in range(900):
         deep_value = {"a": deep_value}
     deep = {"content": [{"type": "text", "text": json.dumps(deep_value)}]}
     huge = {"content": [{"type": "text", "text": "[" + ",".join(["1"] * 200_000) + "]"}]}

@@ -75,3 +75,23 @@ def test_media_and_resources() -> None:
     assert isinstance(mixed[1], ResourceLink) and mixed[1].uri == "file:///a"
     assert isinstance(mixed[2], Resource) and mixed[2].text == "hi"
     assert isinstance(decode_result({"content": [], "structuredContent": {}}, tool="t"), ToolResult)
+
+
+def test_a_deeply_nested_json_result_decodes_without_recursion_error() -> None:
+    """A hostile server's 900-deep JSON text (as deep as json.loads goes) still decodes."""
+    depth = 900
+    text = '{"a": ' * depth + "[1, 2]" + "}" * depth
+    value = decode_result({"content": [{"type": "text", "text": text}]}, tool="deep")
+    for _ in range(depth):
+        assert isinstance(value, ToolResult)
+        value = value.a
+    assert value == [1, 2]
+
+
+def test_wrapping_keeps_order_and_types() -> None:
+    wrapped = decode_result(
+        {"content": [], "structuredContent": {"b": [{"x": 1}, 2, [3, {"y": None}]], "a": "s"}}, tool="t"
+    )
+    assert list(wrapped) == ["b", "a"]
+    assert wrapped.b[0].x == 1 and wrapped.b[1] == 2 and wrapped.b[2][1].y is None
+    assert isinstance(wrapped.b[2][1], ToolResult) and type(wrapped.b[2]) is list
