@@ -196,7 +196,7 @@ def progress_text(progress: Any) -> str:
     last = message or _progress_value(value, total)
     if not count and not last:
         return ""
-    parts = [f"{count} update{'s' * (count != 1)}"] if count else []
+    parts = [f"{count:,} update{'s' * (count != 1)}"] if count else []
     parts += [f"last: {last}"] if last else []
     line = ", ".join(parts)
     return line if len(line) <= _PROGRESS_CHARS else line[: _PROGRESS_CHARS - 1] + "…"
@@ -227,7 +227,7 @@ def progress_bar_html(progress: Any) -> str:
     tip = _progress_value(value, total) + (f": {message}" if message else "")
     style = "width: 6em; height: 0.7em; vertical-align: middle; margin: 0 0.4em; accent-color: #9a6700"
     bar += f' title="{esc(_clip_to(tip, 300))}" style="{style}"></progress>'
-    words = message or _progress_value(value, total) or f"{count} update{'s' * (count != 1)}"
+    words = message or _progress_value(value, total) or f"{count:,} update{'s' * (count != 1)}"
     return f'{bar}<small class="codemode-progress-message">{esc(_clip_to(words, _ROW_MESSAGE_CHARS))}</small>'
 
 

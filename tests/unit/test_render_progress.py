@@ -138,7 +138,7 @@ def test_the_live_widget_coalesces_a_chatty_server_and_always_shows_the_last_sta
     assert rows.count(row.value) == 1
     # The end is shown at once, with the progress line in the detail and no bar.
     _finish(log, record)
-    assert "✓ ok" in row.value and "progress: 1000 updates, last: step 1000 of 1000" in row.value
+    assert "✓ ok" in row.value and "progress: 1,000 updates, last: step 1000 of 1000" in row.value
     assert "<progress" not in row.value and "1 tool call" in live._header.value
     # A running state arriving after the end (it cannot from the log; a reordered copy could) is ignored.
     live.call(record)
