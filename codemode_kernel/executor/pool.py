@@ -179,8 +179,8 @@ class WorkerPool:
         return frame
 
     def is_current(self, worker: Worker) -> bool:
-        """Whether ``worker`` was made for the tools as they are now (the servers' tools, inferred shapes)."""
-        return worker.version == self.toolbox.tools_version
+        """Whether ``worker`` was made for the tools the hub has now (inferred shapes come with each run)."""
+        return worker.version == self.toolbox.hub.tools_version
 
     async def shut_down(self) -> None:
         """Stop preparing, discard the spare worker, stop the zygote."""
@@ -258,7 +258,7 @@ class WorkerPool:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            version = self.toolbox.tools_version
+            version = self.toolbox.hub.tools_version
             if self._zygote is not None and (self._version != version or self._zygote.dead):
                 await self._stop_zygote()
             if self._zygote is None:

@@ -135,6 +135,7 @@ class Executor:
         self.max_output_bytes = max_output_bytes
         self.session_idle = session_idle
         self._sessions: dict[str, _Session] = {}
+        self._shapes: tuple[int, dict[str, dict[str, Any]]] = (-1, {})
         self._later = _Later(_CLEANUP_DELAY)
         self._pool = WorkerPool(
             toolbox,
@@ -143,6 +144,21 @@ class Executor:
             preload=preload if preload is not None else self.settings.preload,
             overrides=sandbox or {},
         )
+
+    def _shapes_frame(self) -> dict[str, dict[str, Any]]:
+        """The inferred result shapes for ``RunFrame.shapes``, recomputed only when they changed.
+
+        A worker's tools are built when the servers' tools change; shapes learned since come with each run.
+        """
+        version = self.toolbox.tools_version
+        if self._shapes[0] != version:
+            shapes = {
+                m.function_name: {"calls": m.inferred_calls, "schema": m.spec.inferred_output}
+                for m in self.toolbox.models_for(self.settings)
+                if m.inferred_calls
+            }
+            self._shapes = (version, shapes)
+        return self._shapes[1]
 
     @property
     def llm(self) -> LLMHandler | None:
@@ -428,17 +444,18 @@ class Executor:
         error: ErrorRecord | None = None
         keep = False
         try:
-            state.reply(
-                RunFrame(
-                    type="run",
-                    code=code,
-                    filename=f"<code-{session.runs}>" if session else "<code>",
-                    inputs=encoded_inputs,
-                    execution_id=execution_id,
-                    session=session is not None,
-                    tools=plan.descriptors(),
-                )
+            run = RunFrame(
+                type="run",
+                code=code,
+                filename=f"<code-{session.runs}>" if session else "<code>",
+                inputs=encoded_inputs,
+                execution_id=execution_id,
+                session=session is not None,
+                tools=plan.descriptors(),
             )
+            if shapes := self._shapes_frame():
+                run["shapes"] = shapes
+            state.reply(run)
             serve = asyncio.ensure_future(self._requests.serve(reader, state))
             try:
                 stopped_pending = await self._wait(serve, state, limit)

@@ -143,6 +143,7 @@ def serve(channel: Channel, runtime: ToolRuntime) -> None:
 
 def _place_run_tools(runtime: ToolRuntime, request: RunFrame, namespace: dict[str, Any]) -> None:
     """Put the run's own tools (``RunFrame.tools``) in the program's globals, the last run's out."""
+    runtime.shapes = request.get("shapes") or {}
     if not request.get("tools") and not runtime.run_tool_names:
         return
     for name in runtime.run_tool_names:

@@ -104,6 +104,9 @@ class RunFrame(TypedDict):
     tools: NotRequired[list[dict[str, Any]]]
     """The run's own tools beside the pre-started ones (a notebook's functions, a caller's tools), as
     tool descriptors; a session's next run replaces them."""
+    shapes: NotRequired[dict[str, dict[str, Any]]]
+    """Result shapes inferred since the worker's tools were built, by function name: ``{"calls", "schema"}``
+    (what ``tool_schema()`` reports as ``inferred_output``)."""
 
 
 class ToolResultOk(TypedDict):

@@ -69,6 +69,9 @@ class ToolRuntime:
         """Every tool's model: the pre-started ones, then the current run's (``search_tools`` reads it)."""
         self._base = 0
         self._run_functions: dict[str, Callable[..., Any]] = {}
+        self.shapes: dict[str, dict[str, Any]] = {}
+        """The current run's inferred result shapes by function name (``RunFrame.shapes``), newer than
+        those the functions were built with."""
 
     def require_channel(self) -> Channel:
         """The channel of the running execution."""
@@ -117,7 +120,7 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
     module.stream = _stream(runtime)  # type: ignore[attr-defined]
     module.ToolProgress = ToolProgress  # type: ignore[attr-defined]
     module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
-    module.tool_schema = _tool_schema(models)  # type: ignore[attr-defined]
+    module.tool_schema = _tool_schema(models, runtime)  # type: ignore[attr-defined]
     module.complete = complete  # type: ignore[attr-defined]
     for function in (*_artifact_functions(runtime), *_llm_functions(runtime)):
         setattr(module, function.__name__, function)
@@ -294,7 +297,7 @@ def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]
     return search_tools
 
 
-def _tool_schema(models: list[ToolModel]) -> Callable[[str], dict[str, Any]]:
+def _tool_schema(models: list[ToolModel], runtime: ToolRuntime) -> Callable[[str], dict[str, Any]]:
     def tool_schema(name: str) -> dict[str, Any]:
         """Everything about one tool: signature, docstring and its raw JSON Schemas.
 
@@ -314,7 +317,8 @@ def _tool_schema(models: list[ToolModel]) -> Callable[[str], dict[str, Any]]:
             "doc": make_docstring(model),
             "input_schema": model.spec.input_schema,
             "output_schema": model.spec.output_schema,
-            "inferred_output": (
+            "inferred_output": runtime.shapes.get(model.function_name)
+            or (
                 {"calls": model.inferred_calls, "schema": model.spec.inferred_output}
                 if model.inferred_calls
                 else None
