@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ..typegen.progress import ProgressHandler, ToolProgress, notify, wait_reporting
+from ..typegen.progress import ProgressHandler, ToolProgress, loop_reporter, wait_reporting
 
 if TYPE_CHECKING:
     from .hub import ToolHub
@@ -21,8 +21,8 @@ def call_reporting(
     hub: ToolHub, server: str, tool: str, arguments: dict[str, Any], handler: ProgressHandler | None
 ) -> dict[str, Any]:
     """``hub.call``, with ``handler`` run on this thread for each progress notification."""
-    if handler is None:
-        return hub.call(server, tool, arguments)
+    if handler is None or hub.loop_thread.in_loop_thread():
+        return hub.call(server, tool, arguments)  # on the hub's own thread it refuses, saying why
 
     def start(report: Any) -> Any:
         def progress(value: float, total: float | None, message: str | None) -> None:
@@ -40,9 +40,9 @@ async def acall_reporting(
     """``hub.acall``, with ``handler`` run on the awaiting loop for each progress notification."""
     if handler is None:
         return await hub.acall(server, tool, arguments)
-    loop = asyncio.get_running_loop()
+    report = loop_reporter(asyncio.get_running_loop(), tool, handler)
 
     def progress(value: float, total: float | None, message: str | None) -> None:
-        loop.call_soon_threadsafe(notify, tool, handler, ToolProgress(value, total, message))
+        report(ToolProgress(value, total, message))
 
     return await hub.acall(server, tool, arguments, progress=progress)

@@ -12,6 +12,8 @@ Standard library only: a worker imports it.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import queue
 import sys
 import threading
@@ -20,7 +22,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, NamedTuple
 
-__all__ = ["ProgressHandler", "ToolProgress", "ToolStream", "check_handler", "wait_reporting"]
+__all__ = [
+    "ProgressHandler",
+    "ToolProgress",
+    "ToolStream",
+    "check_handler",
+    "loop_reporter",
+    "wait_reporting",
+]
 
 
 class ToolProgress(NamedTuple):
@@ -72,6 +81,21 @@ def notify(function: str, handler: ProgressHandler, update: ToolProgress) -> Non
     except Exception:
         print(f"{function}(): the on_progress callback failed (the call goes on):", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
+
+
+def loop_reporter(loop: Any, function: str, handler: ProgressHandler) -> Callable[[ToolProgress], None]:
+    """A thread-safe ``report`` that runs ``handler`` on the asyncio ``loop`` awaiting the call.
+
+    An update that arrives after that loop closed (the program gave up on the call) is dropped.
+    """
+
+    def report(update: ToolProgress) -> None:
+        if loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # closed between the check and the call
+            loop.call_soon_threadsafe(notify, function, handler, update)
+
+    return report
 
 
 def wait_reporting(
@@ -145,7 +169,14 @@ class ToolStream:
             return
 
         def call() -> Any:
-            return self._function(*self._args, on_progress=self._updates.put, **self._kwargs)
+            result = self._function(*self._args, on_progress=self._updates.put, **self._kwargs)
+            if inspect.isawaitable(result):
+                getattr(result, "close", lambda: None)()  # never awaited: no warning about it
+                raise TypeError(
+                    f"stream(): {self._name} is an async function; write async for p in "
+                    f"stream(atools.{self._name}, ...), or a plain for loop with the function from tools"
+                )
+            return result
 
         body = self._wrap(call) if self._wrap is not None else call
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import itertools
 import socket
+import sys
 import threading
+import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, cast
 
 from .. import errors
 from ..errors import ChannelClosed
-from ..typegen.progress import ProgressHandler, ToolProgress, notify, wait_reporting
+from ..typegen.progress import ProgressHandler, ToolProgress, loop_reporter, wait_reporting
 from .protocol import (
     ArtifactFrame,
     ArtifactGetFrame,
@@ -150,11 +152,7 @@ class Channel:
 
         report = None
         if on_progress is not None:
-            loop, handler = asyncio.get_running_loop(), on_progress
-
-            def report(update: ToolProgress) -> None:
-                loop.call_soon_threadsafe(notify, tool, handler, update)
-
+            report = loop_reporter(asyncio.get_running_loop(), tool, on_progress)
         return await asyncio.wrap_future(self.submit(server, tool, arguments, report))
 
     def submit(
@@ -239,7 +237,10 @@ class Channel:
                 message = self._reader.read()
                 if message is None:
                     break
-                self._dispatch(message)
+                try:
+                    self._dispatch(message)
+                except Exception:  # one frame the program's state could not take: the next ones still
+                    traceback.print_exc(file=sys.stderr)
         except (OSError, ProtocolError):
             pass
         self._close_pending()
@@ -256,7 +257,7 @@ class Channel:
         with self._lock:
             future = self._pending.pop(int(answer.get("id", -1)), None)
             self._watched.pop(int(answer.get("id", -1)), None)
-        if future is None:
+        if future is None or future.done():  # the program gave up on it (a cancelled task)
             return
         if answer.get("ok"):
             result = answer.get("result")

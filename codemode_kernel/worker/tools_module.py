@@ -253,7 +253,7 @@ def _stream(runtime: ToolRuntime) -> Callable[..., ToolStream]:
 
         ``call = stream(get_forecast, city="Oslo", days=5)``, then ``for p in call: print(p.message)``
         (each ``p`` a ToolProgress: ``progress``, ``total``, ``message``, ``fraction``), then
-        ``call.result``. The call takes its place in the record where ``stream`` was called. A failed
+        ``call.result``. The call takes its place in the record where the loop starts. A failed
         call raises from the loop. With an ``atools`` function: ``async for p in stream(atools.f, ...)``.
         """
         order = runtime.require_channel().order

@@ -160,3 +160,44 @@ def test_the_notebook_namespace_functions_take_on_progress_too(toolbox: Toolbox)
         return steps
 
     assert asyncio.run(twin()) == [1, 2]
+
+
+def test_leaving_an_async_stream_early_leaves_later_calls_working(executor: Executor) -> None:
+    code = """
+import asyncio
+async def first_update():
+    async for p in stream(atools.get_forecast, city="Oslo", days=3, delay_seconds=0.1):
+        return p.message
+message = await first_update()
+await asyncio.sleep(0.4)  # the abandoned call's answer and progress arrive meanwhile
+[message, get_weather(city="Paris", unit="celsius").city]
+"""
+    result = executor.run(code, timeout=20)
+    assert result.status == "ok", result.error
+    assert result.value is not None and result.value["data"] == ["Oslo: day 1 of 3", "Paris"]
+
+
+def test_progress_after_the_programs_loop_closed_leaves_later_calls_working(executor: Executor) -> None:
+    code = """
+import asyncio, time
+async def impatient():
+    try:
+        await asyncio.wait_for(
+            atools.get_forecast(city="Oslo", days=4, delay_seconds=0.1, on_progress=print), 0.15
+        )
+    except TimeoutError:
+        return "gave up"
+outcome = asyncio.run(impatient())
+time.sleep(0.5)  # its progress keeps coming after that loop closed
+[outcome, get_weather(city="Paris", unit="celsius").city]
+"""
+    result = executor.run(code, timeout=20)
+    assert result.status == "ok", result.error
+    assert result.value is not None and result.value["data"] == ["gave up", "Paris"]
+
+
+def test_a_plain_for_over_an_async_function_says_how_to_stream_it(executor: Executor) -> None:
+    result = executor.run("for p in stream(atools.get_forecast, city='Oslo', days=1):\n    pass")
+    assert result.status == "error" and result.error is not None
+    assert "stream(): get_forecast is an async function; write async for p in" in result.error["message"]
+    assert result.error["line"] == 1
