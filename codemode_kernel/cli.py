@@ -12,7 +12,7 @@ import shlex
 import shutil
 import sys
 import tokenize
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -352,9 +352,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"codemode: {exc}", file=sys.stderr)
             return EXIT_USAGE
     line = _progress_line()
-    approver = _approver(
-        args.approve, program_on_stdin=args.file == "-", before_asking=line.close if line else None
-    )
+    approver = _approver(args.approve, program_on_stdin=args.file == "-", line=line)
     if isinstance(approver, str):
         print(f"codemode: {approver}", file=sys.stderr)
         return EXIT_USAGE
@@ -389,11 +387,11 @@ def _progress_line() -> ProgressLine | None:
 
 
 def _approver(
-    choice: str | None, *, program_on_stdin: bool, before_asking: Callable[[], None] | None = None
+    choice: str | None, *, program_on_stdin: bool, line: ProgressLine | None = None
 ) -> Approver | str | None:
     """Who decides the run's calls that need approval; a str is a usage error to print.
 
-    ``before_asking`` clears the terminal's progress line before a question is written there.
+    ``line``: the terminal's progress line, erased while a question waits for its answer there.
     """
     from .approvals import PromptApprover, approve_all, deny_all
 
@@ -408,14 +406,18 @@ def _approver(
         return "--approve ask needs a terminal on standard input; use --approve all or --approve none"
 
     async def ask(question: str) -> str:
-        if before_asking is not None:
-            before_asking()
-        sys.stderr.write(question)
-        sys.stderr.flush()
-        line: str = await asyncio.to_thread(sys.stdin.readline)
-        if not line:
+        if line is not None:
+            line.hold()
+        try:
+            sys.stderr.write(question)
+            sys.stderr.flush()
+            answer: str = await asyncio.to_thread(sys.stdin.readline)
+        finally:
+            if line is not None:
+                line.release()
+        if not answer:
             raise EOFError
-        return line
+        return answer
 
     return PromptApprover(ask)
 
