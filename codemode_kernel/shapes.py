@@ -133,11 +133,15 @@ class ShapeStore:
         ):
             return
         with self._lock:
+            # Checked again and queued under the lock ``close()`` takes to queue its stop marker: an item
+            # queued after the marker would never be read, and ``settle()`` would wait for it in vain.
+            if self._closed:
+                return
             self._pending += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="codemode-shapes", daemon=True)
                 self._thread.start()
-        self._queue.put((record.server, record.tool, record.result))
+            self._queue.put((record.server, record.tool, record.result))
 
     def record(self, server: str, tool: str, result: dict[str, Any]) -> bool:
         """Widen a tool's shape with one wire CallToolResult now; True when the shape changed.
@@ -175,22 +179,35 @@ class ShapeStore:
         return True
 
     def _work(self) -> None:
+        """The thread: read each queued result, write when due.
+
+        A failing step is logged and the thread goes on: were it to end, every later result would wait
+        in the queue, and ``settle()`` for its whole timeout.
+        """
         while True:
             try:
                 item = self._queue.get(timeout=_SAVE_INTERVAL)
             except Empty:
-                self._save_if_due(force=True)
-                continue
+                item = None
             if item is _STOP:
                 return
             try:
-                self.record(*item)
+                if item is not None:
+                    self.record(*item)
+            except Exception:
+                log.exception("codemode: inferred result shapes: a result could not be read; going on")
             finally:
-                with self._idle:
-                    self._pending -= 1
-                    if not self._pending:
-                        self._idle.notify_all()
-            self._save_if_due(force=False)
+                if item is not None:
+                    with self._idle:
+                        self._pending -= 1
+                        if not self._pending:
+                            self._idle.notify_all()
+            try:
+                self._save_if_due(force=item is None)
+            except Exception:
+                log.exception(
+                    "codemode: inferred result shapes: %s could not be written; going on", self.path
+                )
 
     # -- the file ---------------------------------------------------------------------------------
 
@@ -237,6 +254,7 @@ class ShapeStore:
                         ],
                     }
                 _write_atomically(self.path, json.dumps(document, ensure_ascii=False, indent=1))
+            self.problem = None  # a good file replaced a damaged one, or a failed write went through
         except OSError as exc:
             with self._lock:
                 self._changed = False  # not again at once: the next shape change tries again
@@ -249,12 +267,13 @@ class ShapeStore:
 
     def close(self) -> None:
         """Read what is queued, write the shapes, stop the thread."""
-        self._closed = True
-        thread = self._thread
-        if thread is not None:
-            self._queue.put(_STOP)
-            if thread is not threading.current_thread():
-                thread.join(timeout=5)
+        with self._lock:  # as observe() queues: nothing lands after the stop marker
+            self._closed = True
+            thread = self._thread
+            if thread is not None:
+                self._queue.put(_STOP)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
         with self._lock:
             dirty = self._changed or bool(self._unsaved)
         if dirty:
@@ -273,7 +292,9 @@ class ShapeStore:
             return self._unreadable(f"cannot be read ({exc})")
         try:
             document = json.loads(text)
-        except ValueError as exc:
+        except RecursionError:
+            return self._unreadable("is nested too deep to read")
+        except Exception as exc:  # ValueError, and whatever else a damaged file makes the parser raise
             return self._unreadable(f"is not JSON ({exc})")
         entries = document.get("tools") if isinstance(document, dict) else None
         if not isinstance(entries, list) or document.get("format") != _FORMAT:
@@ -283,12 +304,16 @@ class ShapeStore:
         shapes: dict[Key, InferredShape] = {}
         bad = 0
         for entry in entries:
-            shape = InferredShape.from_json(entry)
-            if (
-                shape is None
-                or not isinstance(entry.get("server"), str)
-                or not isinstance(entry.get("tool"), str)
-            ):
+            try:  # one damaged entry costs only itself
+                shape = InferredShape.from_json(entry)
+                if (
+                    shape is None
+                    or not isinstance(entry["server"], str)
+                    or not isinstance(entry["tool"], str)
+                ):
+                    bad += 1
+                    continue
+            except Exception:
                 bad += 1
                 continue
             shapes[(entry["server"], entry["tool"])] = shape

@@ -149,6 +149,8 @@ def _kinds(schema: dict[str, Any], *, branch: bool = False) -> dict[str, dict[st
         return None
     found = {}
     for name in names:
+        if not isinstance(name, str):  # a list or a dict where a type name belongs (a hand edit): unknown
+            return None
         if name == "null":
             found["null"] = {"type": "null"}
         elif name in _SCALAR_KIND:
@@ -289,12 +291,18 @@ class InferredShape:
 
     @classmethod
     def from_json(cls, data: Any) -> InferredShape | None:
-        """Read what ``to_json`` wrote; None when it is not that (a file edited by hand, or damaged)."""
+        """Read what ``to_json`` wrote; None when it is not that (a file edited by hand, or damaged).
+
+        Never raises: whatever a hand edit left there is refused or read as any value.
+        """
         if not isinstance(data, dict):
             return None
         schema, calls = data.get("schema"), data.get("calls")
         if not isinstance(schema, dict) or isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
             return None
-        if schema and _kinds(schema) is None:  # not this module's vocabulary: it could mean anything
+        try:
+            if schema and _kinds(schema) is None:  # not this module's vocabulary: it could mean anything
+                return None
+            return cls(_bound(schema), calls)
+        except Exception:  # a shape this module did not foresee (a RecursionError): refused
             return None
-        return cls(_bound(schema), calls)

@@ -20,9 +20,11 @@ import pytest
 
 from codemode_kernel import Toolbox
 from codemode_kernel.agent import AgentOptions, build_toolset
+from codemode_kernel.calllog import CallRecord
 from codemode_kernel.config import CodeModeSettings, load_config, resolve_code_mode
 from codemode_kernel.results import decode_result
 from codemode_kernel.shapes import ShapeStore
+from codemode_kernel.typegen.infer import InferredShape
 from tests.conftest import NODE_BIN, require_executable, run_cli
 
 pytestmark = pytest.mark.integration
@@ -170,12 +172,94 @@ def test_a_hostile_result_neither_fails_nor_stalls_the_call(tmp_path: Path) -> N
     assert ShapeStore(tmp_path / "shapes.json").get("hostile", "deep") is not None
 
 
+_BAD_TYPE_ENTRY = {"server": "git", "tool": "git_log", "calls": 1, "schema": {"type": ["string", ["x"]]}}
+DAMAGED_FILES = {
+    "truncated": '{"format": 1, "tools": [{"server": "git"',
+    "a list inside type": json.dumps({"format": 1, "tools": [_BAD_TYPE_ENTRY]}),
+    "nested 200,000 deep": '{"format": 1, "tools": ' + "[" * 200_000 + "]" * 200_000 + "}",
+}
+
+
+def ok_call(tool: str, value: Any) -> CallRecord:
+    """A finished call's record, as the call log gives it to the store."""
+    result = {"content": [{"type": "text", "text": json.dumps(value)}]}
+    return CallRecord(id=tool, server="srv", tool=tool, arguments={}, started=0.0, status="ok", result=result)
+
+
+@pytest.mark.parametrize("damage", DAMAGED_FILES)
+def test_a_damaged_shapes_file_is_reported_ignored_and_replaced(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "shapes.json"
+    path.write_text(DAMAGED_FILES[damage])
+    store = ShapeStore(path)  # never raises: the file is reported and ignored
+    assert store.problem is not None and str(path) in store.problem and str(path) in caplog.text
+    assert store.shapes() == {}
+    store.observe(ok_call("list", [{"id": 1}]))
+    assert store.settle()
+    store.close()
+    assert store.problem is None  # a good file replaced the damaged one
+    again = ShapeStore(path)
+    assert again.problem is None and again.get("srv", "list") is not None
+
+
+def test_damaged_entries_are_skipped_and_the_good_ones_kept(tmp_path: Path) -> None:
+    path = tmp_path / "shapes.json"
+    good = {"server": "srv", "tool": "ok", "calls": 4, "schema": {"type": "string"}}
+    deep_type: Any = ["x"]
+    for _ in range(50):
+        deep_type = [deep_type]
+    entries = ["x", _BAD_TYPE_ENTRY, {**_BAD_TYPE_ENTRY, "schema": {"anyOf": [{"type": [{"a": 1}]}]}}, good]
+    entries.append({**_BAD_TYPE_ENTRY, "schema": {"type": deep_type}})
+    path.write_text(json.dumps({"format": 1, "tools": entries}))
+    store = ShapeStore(path)
+    assert store.problem == f"{path}: 4 entries ignored (not a shape)"
+    assert store.get("srv", "ok") == InferredShape({"type": "string"}, 4)
+
+
+def test_a_file_damaged_while_the_store_runs_does_not_stop_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The shapes thread reads the file at each write: a bad file then is reported, not fatal."""
+    path = tmp_path / "shapes.json"
+    store = ShapeStore(path)  # no file yet: all is well
+    path.write_text(json.dumps({"format": 1, "tools": [_BAD_TYPE_ENTRY]}))
+    store.observe(ok_call("first", "text"))  # a new shape: written at once, reading the damaged file
+    assert store.settle()
+    store.observe(ok_call("second", [1, 2]))  # the thread goes on
+    assert store.settle()
+    assert store.get("srv", "second") == InferredShape({"type": "array", "items": {"type": "integer"}})
+    store.close()
+    assert str(path) in caplog.text and "1 entry ignored" in caplog.text
+    written = json.loads(path.read_text())
+    assert {e["tool"] for e in written["tools"]} == {"first", "second"}
+    assert store.problem is None  # the good write replaced the damaged file
+
+
+def test_a_call_ending_while_the_store_closes_is_not_left_waiting(tmp_path: Path) -> None:
+    """``close()`` between ``observe``'s checks and its queueing: the result is dropped, never stranded."""
+    store: ShapeStore
+
+    def accept(server: str, tool: str) -> bool:
+        if tool == "late":
+            store.close()  # the Toolbox closes on another thread just as this call ends
+        return True
+
+    store = ShapeStore(tmp_path / "shapes.json", accept=accept)
+    store.observe(ok_call("early", 1))
+    assert store.settle()
+    store.observe(ok_call("late", 2))
+    assert store.settle(0.5)
+    assert store.get("srv", "late") is None
+
+
+@pytest.mark.parametrize("damage", ["truncated", "a list inside type"])
 def test_a_corrupt_shapes_file_is_reported_and_ignored(
-    workspace: Path, caplog: pytest.LogCaptureFixture
+    workspace: Path, damage: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     shapes = workspace / ".codemode" / "shapes.json"
     shapes.parent.mkdir()
-    shapes.write_text('{"format": 1, "tools": [{"server": "git"')
+    shapes.write_text(DAMAGED_FILES[damage])
     with Toolbox(load_config(workspace / "codemode.json")) as tb:
         tb.wait_for_servers()
         assert tb.shapes.problem is not None and str(shapes) in tb.shapes.problem
@@ -184,6 +268,7 @@ def test_a_corrupt_shapes_file_is_reported_and_ignored(
         tb.refresh()
         assert "inferred from 1 call" in stub_of(tb, "git_status")
     assert json.loads(shapes.read_text())["tools"][0]["tool"] == "git_status"  # replaced by a good file
+    assert tb.shapes.problem is None  # and the problem with it
 
 
 def test_codemode_tools_infer_lists_what_is_known(tmp_path: Path) -> None:

@@ -159,3 +159,26 @@ def test_a_stored_shape_reads_back_and_garbage_is_refused() -> None:
         deep = {"type": "array", "items": deep}
     read = InferredShape.from_json({"calls": 3, "schema": deep})
     assert read is not None and schema_size(read.schema) < 20
+
+
+def test_a_hand_damaged_type_never_raises_and_is_read_as_any() -> None:
+    """``type`` naming a list or a dict (a hand edit) is no type name: any value, at any depth."""
+    damaged: list[Any] = [
+        {"type": ["string", ["x"]]},
+        {"type": [{"a": 1}]},
+        {"type": "array", "items": {"type": ["string", ["x"]]}},
+        {"type": "object", "properties": {"a": {"type": [["x"], "null"]}}, "required": ["a"]},
+        {"anyOf": [{"type": "string"}, {"type": [{"b": 2}]}]},
+        {"type": "array", "items": {"anyOf": [{"type": [["x"]]}, {"type": "null"}]}},
+    ]
+    for schema in damaged:
+        read = InferredShape.from_json({"calls": 2, "schema": schema})  # must not raise
+        if read is not None:
+            jsonschema.Draft202012Validator.check_schema(read.schema)
+            assert read.calls == 2
+        assert merge_schemas(schema, {"type": "string"}) is not None
+        assert merge_schemas({"type": "integer"}, schema) is not None
+    assert InferredShape.from_json({"calls": 1, "schema": {"type": ["string", ["x"]]}}) is None
+    nested = InferredShape.from_json({"calls": 1, "schema": damaged[2]})
+    assert nested is not None and nested.schema == {"type": "array", "items": {}}
+    assert merge_schemas({"type": [{"a": 1}]}, {"type": "string"}) == {}
