@@ -7,9 +7,11 @@ needs (one short request with the compact listing; ``codeMode.selectModel`` can 
 the description give those few tools as full stubs and keep the rest compact.
 
 The answer is read leniently: a JSON array of names (in a code fence, inside text, or as
-``{"tools": [...]}``), else the tool names found in the text. Names that are no tool are ignored; an answer
-with no tool name, or a request that fails, is a fallback to the plain compact listing, recorded and
-logged, never an error.
+``{"tools": [...]}``), else the tool names found in the text. In prose only what reads as a name counts:
+a word with ``_``, ``-``, ``.`` or ``/`` in it, or one in backticks or quotes (a tool called ``search`` is
+not picked by "search the docs"). More distinct names in prose than ``select_max`` is a recital of the
+listing, not a pick. Names that are no tool are ignored; an answer with no tool name, a recital, or a
+request that fails, is a fallback to the plain compact listing, recorded and logged, never an error.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..llm.types import ChatModel, Message
 from ..typegen import ToolModel
@@ -28,14 +30,28 @@ from .options import AgentOptions
 from .record import ToolSelection
 from .toolset import compact_listing
 
-__all__ = ["parse_selection", "select_tools"]
+__all__ = ["ParsedSelection", "parse_selection", "select_tools"]
 
 log = logging.getLogger(__name__)
 
 _MAX_ANSWER_TOKENS = 1024
 _KEPT_ANSWER = 2000
 _ARRAY = re.compile(r"\[[^\[\]]*\]", re.DOTALL)
-_NAME = re.compile(r"[A-Za-z_][\w.\-/]*")
+_NAME = r"[A-Za-z_][\w.\-/]*"
+_PROSE = re.compile(rf"(?P<q>[`'\"])(?P<quoted>{_NAME})(?P=q)|(?P<bare>{_NAME})")
+"""A name in backticks or quotes, or a bare word that may be one."""
+_NAME_MARKS = frozenset("_-./")
+"""A bare word with one of these reads as a name (``list_commits``, ``web/fetch``), not as English."""
+_NO_TOOL = "the answer named no tool of the list"
+
+
+class ParsedSelection(NamedTuple):
+    """What an answer picked: ``picked`` (function names; None when it is no pick, ``problem`` says why)."""
+
+    picked: list[str] | None
+    ignored: list[str]
+    """Names the answer gave that are no tool."""
+    problem: str | None = None
 
 
 async def select_tools(
@@ -63,12 +79,13 @@ async def select_tools(
     selection.model_ms = _since(started)
     selection.usage = turn.usage
     selection.answer = turn.text[:_KEPT_ANSWER]
-    picked, ignored = parse_selection(turn.text, models)
+    picked, ignored, problem = parse_selection(turn.text, models, limit=options.select_max)
     if picked is None:
-        selection.fallback = "the answer named no tool of the list"
+        selection.fallback = problem or _NO_TOOL
         log.warning(
-            "tool selection by %s named no tool (%r); every tool stays in the compact listing",
+            "tool selection by %s: %s (%r); every tool stays in the compact listing",
             model.ref,
+            selection.fallback,
             turn.text[:200],
         )
         return selection
@@ -77,11 +94,12 @@ async def select_tools(
     return selection
 
 
-def parse_selection(text: str, models: Sequence[ToolModel]) -> tuple[list[str] | None, list[str]]:
+def parse_selection(text: str, models: Sequence[ToolModel], *, limit: int | None = None) -> ParsedSelection:
     """The function names an answer picks (None when it names none), and the names it gave that are no tool.
 
-    A JSON array (``[]`` is a valid "none") wins; without one, every tool name in the text counts. A name
-    may be the function name, the MCP name, or ``server.tool`` / ``server/tool``.
+    A JSON array (``[]`` is a valid "none") wins; without one, the tool names in the text count, if they
+    read as names (see the module docstring), and if there are at most ``limit`` of them. A name may be the
+    function name, the MCP name, or ``server.tool`` / ``server/tool``.
     """
     known = _known_names(models)
     items = _json_names(text)
@@ -95,11 +113,22 @@ def parse_selection(text: str, models: Sequence[ToolModel]) -> tuple[list[str] |
             elif name not in picked:
                 picked.append(name)
         if picked or not items:
-            return picked, ignored
+            return ParsedSelection(picked, ignored)
     # No usable array: the tool names the text mentions, in order (prose, a bulleted list...).
-    words = [w.rstrip(".-/").lower() for w in _NAME.findall(text)]
-    picked = list(dict.fromkeys(known[w] for w in words if w in known))
-    return (picked or None), ignored
+    found: dict[str, None] = {}
+    for match in _PROSE.finditer(text):
+        quoted, bare = match.group("quoted"), match.group("bare")
+        word = (quoted or bare).rstrip(".-/").lower()
+        if word in known and (quoted or not _NAME_MARKS.isdisjoint(word)):
+            found[known[word]] = None
+    if limit is not None and len(found) > limit:
+        return ParsedSelection(
+            None,
+            ignored,
+            f"the answer named {len(found)} tools in prose, more than the {limit} a selection keeps "
+            "(it recited the listing?)",
+        )
+    return ParsedSelection(list(found) or None, ignored, None if found else _NO_TOOL)
 
 
 def _known_names(models: Sequence[ToolModel]) -> dict[str, str]:
