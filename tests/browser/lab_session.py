@@ -18,12 +18,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import nbformat
+from playwright.sync_api import Browser, Page
 
 from codemode_kernel.kernel.app import install_kernel_spec
 
@@ -188,3 +190,21 @@ def _wait_until_answering(lab: Lab, timeout: float) -> None:
     state = f"exited with {lab.process.returncode}" if lab.process.poll() is not None else "did not answer"
     tail = lab.log.read_text(errors="replace")[-3000:]
     raise LabStartError(f"JupyterLab {state} within {timeout:.0f} s (log: {saved}):\n{tail}")
+
+
+APP_LOAD_TIMEOUT = 90_000  # ms: the first page load of JupyterLab
+
+
+@contextmanager
+def lab_app(browser: Browser, lab: Lab, viewport: dict[str, int]) -> Iterator[Page]:
+    """A JupyterLab page, restored and ready for commands (``window.jupyterapp``: the lab must be started
+    with ``--LabApp.expose_app_in_browser=True``); closed afterwards. Loading it costs 5-20 s."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    try:
+        page.goto(f"{lab.url}/lab?token={lab.token}", timeout=APP_LOAD_TIMEOUT)
+        page.wait_for_function("() => window.jupyterapp !== undefined", timeout=APP_LOAD_TIMEOUT)
+        page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
+        yield page
+    finally:
+        context.close()

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import nbformat
 import pytest
-from lab_session import ARTIFACTS, Lab, start_lab, stop_lab
+from lab_session import ARTIFACTS, Lab, lab_app, start_lab, stop_lab
 from playwright.sync_api import Browser, Locator, Page
 from test_extension_lab import (
     BADGE,
@@ -21,7 +21,6 @@ from test_extension_lab import (
     DARK,
     FINISHED_TRACE,
     LIGHT,
-    LOAD_TIMEOUT,
     ROW,
     RUN_TIMEOUT,
     SERVER_START_TIMEOUT,
@@ -74,15 +73,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory, memory_server_bin: str) -> Ite
 @pytest.fixture(scope="module")
 def app(browser: Browser, lab: Lab) -> Iterator[Page]:
     """One JupyterLab page, restored and ready for commands."""
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.goto(f"{lab.url}/lab?token={lab.token}", timeout=LOAD_TIMEOUT)
-    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=LOAD_TIMEOUT)
-    page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
-    try:
+    with lab_app(browser, lab, VIEWPORT) as page:
         yield page
-    finally:
-        context.close()
 
 
 def answer_the_question(page: Page, cell: Locator, answer: str, shot: str) -> str:

@@ -17,13 +17,12 @@ from typing import Any
 
 import nbformat
 import pytest
-from lab_session import ARTIFACTS, ROOT, Lab, start_lab, stop_lab
+from lab_session import ARTIFACTS, ROOT, Lab, lab_app, start_lab, stop_lab
 from playwright.sync_api import Browser, Locator, Page
 
 from codemode_kernel.views.display import TRACE_MIME
 
 SERVER_START_TIMEOUT = 90.0  # seconds, as in conftest: a cold JupyterLab on two busy cores
-LOAD_TIMEOUT = 90_000  # ms: the first page load of JupyterLab
 KERNEL_TIMEOUT = 90_000  # ms: a Code Mode kernel and its demo MCP servers starting
 RUN_TIMEOUT = 60_000  # ms: one %%codemode cell
 UI_TIMEOUT = 15_000  # ms: the page reacting to a click or a command
@@ -63,15 +62,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 @pytest.fixture(scope="module")
 def lab_page(browser: Browser, lab: Lab) -> Iterator[Page]:
     """One JupyterLab page for the module (loading it costs 5-20 s), restored and ready for commands."""
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.goto(f"{lab.url}/lab?token={lab.token}", timeout=LOAD_TIMEOUT)
-    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=LOAD_TIMEOUT)
-    page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
-    try:
+    with lab_app(browser, lab, VIEWPORT) as page:
         yield page
-    finally:
-        context.close()
 
 
 @pytest.fixture
