@@ -26,7 +26,7 @@ from .loop import Agent
 from .options import AgentOptions, ListingStyle
 from .prompt import EXECUTE_PYTHON
 from .record import AgentAction, AgentResult, AgentStatus, AgentStep, ToolSelection
-from .selection import parse_selection, select_tools
+from .selection import ParsedSelection, parse_selection, select_tools
 from .toolset import AgentToolset, build_toolset, compact_listing
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "ExecutionToolCall",
     "FinalAnswer",
     "ListingStyle",
+    "ParsedSelection",
     "StepFinished",
     "StepStarted",
     "TextDelta",

@@ -57,7 +57,8 @@ class ToolSelection:
     """Which tools a model picked for the request before the first step (large tool sets only).
 
     The picked tools are described to the model as full stubs, the others compactly. ``fallback`` says
-    why the picks were not used (the request failed, the answer named no tool): then every tool stays in
+    why the picks were not used (the request failed, the answer named no tool, or it recited the listing
+    instead of choosing): then every tool stays in
     the plain compact listing, and the run goes on.
     """
 
