@@ -1,5 +1,5 @@
 """Inferred result shapes in the kernel: a cell's calls type the next cell's functions, and a new kernel in
-the same workspace starts with them (PyPI mcp-server-git, which publishes no outputSchema)."""
+the same workspace finds them in .codemode/ (PyPI mcp-server-git, which publishes no outputSchema)."""
 
 from __future__ import annotations
 
@@ -34,9 +34,10 @@ def make_workspace(path: Path) -> Path:
     return path / "codemode.json"
 
 
-def test_a_new_kernel_in_the_workspace_starts_with_the_inferred_shape(
-    jupyter_path: Path, tmp_path: Path
-) -> None:
+def test_a_cells_calls_type_the_next_cells_functions_and_programs(jupyter_path: Path, tmp_path: Path) -> None:
+    """One kernel: a call in one cell, the result type in the next cell's function and in a program's
+    tool_schema(); the shape is in the workspace's .codemode/ for the next kernel (a new Toolbox starting
+    with it is tests/integration/test_inferred_shapes.py)."""
     config = make_workspace(tmp_path)
     with configured_kernel(jupyter_path, tmp_path, config) as kernel:
         before = kernel.run(SIGNATURE)
@@ -47,8 +48,7 @@ def test_a_new_kernel_in_the_workspace_starts_with_the_inferred_shape(
         after = kernel.run(SIGNATURE)  # the next cell: its functions carry the shape
         assert after.stream().startswith("<class 'str'>\n"), after.stream()
         assert "str, inferred from 1 call (no outputSchema)" in after.stream()
-    with configured_kernel(jupyter_path, tmp_path, config) as kernel:
-        fresh = kernel.run(SIGNATURE)
-        assert fresh.stream().startswith("<class 'str'>\n"), fresh.stream()
         program = kernel.run('%%codemode\nprint(tool_schema("git_status")["inferred_output"])')
         assert "{'calls': 1, 'schema': {'type': 'string'}}" in program.stream(), program.messages
+    stored = json.loads((tmp_path / ".codemode" / "shapes.json").read_text())
+    assert [(e["server"], e["tool"], e["calls"]) for e in stored["tools"]] == [("git", "git_status", 1)]
