@@ -9,7 +9,7 @@ the HTML, because JupyterLab trusts live outputs.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape as esc
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -153,16 +153,7 @@ def _approval_lines(calls: Sequence[Mapping[str, Any]], limit: int = 20) -> list
 
     A console shows only ``text/plain``: who allowed or denied a destructive call must be there too.
     """
-    lines = []
-    for call in calls:
-        text = approval_text(call.get("approval"))
-        if text:
-            seq = call.get("seq")
-            number = f"#{seq} " if isinstance(seq, int) else ""
-            lines.append(f"approval: {number}{call.get('server')}/{call.get('tool')} {text}")
-    if len(lines) > limit:
-        return [*lines[:limit], f"approval: … {len(lines) - limit} more calls needed approval"]
-    return lines
+    return _per_call_lines(calls, "approval", approval_text, limit, "needed approval")
 
 
 def _progress_lines(calls: Sequence[Mapping[str, Any]], limit: int = 10) -> list[str]:
@@ -170,15 +161,26 @@ def _progress_lines(calls: Sequence[Mapping[str, Any]], limit: int = 10) -> list
 
     A console shows only ``text/plain``; a program of many slow calls gets the first few and a count.
     """
+    return _per_call_lines(calls, "progress", progress_text, limit, "reported progress")
+
+
+def _per_call_lines(
+    calls: Sequence[Mapping[str, Any]],
+    field: str,
+    text_of: Callable[[Any], str | None],
+    limit: int,
+    what: str,
+) -> list[str]:
+    """``field: #N server/tool <text>`` for each call whose ``field`` says something; at most ``limit``."""
     lines = []
     for call in calls:
-        text = progress_text(call.get("progress"))
+        text = text_of(call.get(field))
         if text:
             seq = call.get("seq")
             number = f"#{seq} " if isinstance(seq, int) else ""
-            lines.append(f"progress: {number}{call.get('server')}/{call.get('tool')} {text}")
+            lines.append(f"{field}: {number}{call.get('server')}/{call.get('tool')} {text}")
     if len(lines) > limit:
-        return [*lines[:limit], f"progress: … {len(lines) - limit} more calls reported progress"]
+        return [*lines[:limit], f"{field}: … {len(lines) - limit} more calls {what}"]
     return lines
 
 
