@@ -22,7 +22,6 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -31,6 +30,7 @@ from pathlib import Path
 from queue import Empty, SimpleQueue
 from typing import Any
 
+from .atomic_file import write_atomically
 from .calllog import CallRecord
 from .results import decode_result
 from .toolspec import ToolSpec
@@ -253,7 +253,9 @@ class ShapeStore:
                             for (server, tool), shape in sorted(merged.items())
                         ],
                     }
-                _write_atomically(self.path, json.dumps(document, ensure_ascii=False, indent=1))
+                write_atomically(
+                    self.path, json.dumps(document, ensure_ascii=False, indent=1), prefix=".shapes-"
+                )
             self.problem = None  # a good file replaced a damaged one, or a failed write went through
         except OSError as exc:
             with self._lock:
@@ -351,16 +353,3 @@ def _file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
-    fd, temp = tempfile.mkstemp(prefix=".shapes-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise

@@ -14,10 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
+from ..atomic_file import write_atomically
 from ..errors import ConfigError
 from .discovery import resolve_user_dir
 
@@ -106,14 +106,4 @@ def _read_store(store_path: Path) -> dict[str, dict[str, Any]]:
 def _write_store(store_path: Path, files: dict[str, dict[str, Any]]) -> None:
     store_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     text = json.dumps({"version": 1, "files": files}, indent=2, sort_keys=True) + "\n"
-    # mkstemp creates the file readable by the user only; os.replace swaps it in atomically.
-    fd, temporary = tempfile.mkstemp(dir=store_path.parent, prefix=".trusted-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, store_path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(store_path, text, prefix=".trusted-", sync=True)  # readable by the user only

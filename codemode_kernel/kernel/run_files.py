@@ -16,10 +16,11 @@ import contextlib
 import json
 import os
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from ..atomic_file import write_atomically
 
 __all__ = [
     "KEEP",
@@ -79,15 +80,7 @@ def write_run(workspace: str | os.PathLike[str], record: dict[str, Any], *, keep
     directory.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, ensure_ascii=False, allow_nan=False, default=str)
     target = directory / f"{time.time_ns():020d}-{run_id}.json"
-    fd, temp = tempfile.mkstemp(prefix=".run-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_atomically(target, text, prefix=".run-")
     _prune(directory, keep)
     return target
 

@@ -18,12 +18,12 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..atomic_file import write_atomically
 from ..doctor import fix_for
 from ..hub import ServerStatus
 from ..typegen import LiteralType, ToolModel, make_docstring, render_signature
@@ -160,15 +160,7 @@ class KernelStateFile:
             return False
         document = {**current, "updated": datetime.now(UTC).isoformat(timespec="milliseconds")}
         text = json.dumps(document, ensure_ascii=False, default=str)
-        fd, temp = tempfile.mkstemp(prefix=".codemode-", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp made it 0600
-                out.write(text)
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        write_atomically(self.path, text)  # 0600, like every file mkstemp makes
         self._written = current
         return True
 
