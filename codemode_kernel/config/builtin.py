@@ -1,7 +1,8 @@
 """The configuration used when no file is found: the demo servers that ship inside codemode-kernel.
 
 They make a fresh install useful at once (weather, files of the workspace, a SQLite database) and start
-with the same interpreter as the kernel, so they need nothing installed beyond this package.
+with the same interpreter as the kernel, so they need nothing installed beyond this package. ``-P`` keeps
+the working directory (a workspace that programs write) off their import path.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def default_config(workspace: Path) -> Config:
             name=name,
             transport="stdio",
             command=sys.executable,
-            args=["-m", f"codemode_kernel.servers.{name}", *extra],
+            args=["-P", "-m", f"codemode_kernel.servers.{name}", *extra],
         )
 
     servers = [demo("weather"), demo("workspace", "--root", str(workspace)), demo("sqlite")]

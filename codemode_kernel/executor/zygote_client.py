@@ -43,7 +43,9 @@ WORKER_ENV_ALLOWLIST = (
 
 _ZYGOTE_MAIN = "from codemode_kernel.worker.zygote import main; main()"
 """How the zygote starts: ``-c`` rather than ``-m``, which would load runpy into every worker and run the
-module as ``__main__`` (a second copy of it beside the one the package imports)."""
+module as ``__main__`` (a second copy of it beside the one the package imports). Always with ``-P``: the
+zygote imports before any sandbox, in the workspace, which programs write; ``-c`` alone would put that
+directory first on ``sys.path`` and run a ``codemode_kernel/`` a program planted there."""
 _START_TIMEOUT = 60.0
 _STOP_TIMEOUT = 5.0  # the zygote kills and reaps its workers before it exits (about 3 s at the most)
 
@@ -110,7 +112,7 @@ class Zygote:
         setup = json.dumps(ZygoteSetup(tools=list(tools), preload=list(preload))).encode()
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-c", _ZYGOTE_MAIN, "--control-fd", str(theirs.fileno())],
+                [sys.executable, "-P", "-c", _ZYGOTE_MAIN, "--control-fd", str(theirs.fileno())],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=log,

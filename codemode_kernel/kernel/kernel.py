@@ -17,6 +17,7 @@ from .._version import __version__
 from ..limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
 from .admin import AdminDefaults
 from .extension import attach
+from .notebook_imports import install_notebook_imports
 from .state_file import KernelStateFile
 
 __all__ = ["CodeModeKernel"]
@@ -67,6 +68,7 @@ class CodeModeKernel(IPythonKernel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]
+        install_notebook_imports(lambda: self.shell.user_ns)
         self.codemode_tools = attach(self.shell, close_at_exit=False, admin=self.codemode_admin())
         self.codemode_state = _state_file(self)
 

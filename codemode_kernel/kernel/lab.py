@@ -9,7 +9,7 @@ import socket
 import sys
 from pathlib import Path
 
-from .app import KERNEL_NAME, install_kernel_spec
+from .app import KERNEL_NAME, install_kernel_spec, kernel_json
 
 __all__ = ["LAB_MISSING", "ensure_kernel_spec", "lab_command", "run_lab"]
 
@@ -17,12 +17,16 @@ LAB_MISSING = 'JupyterLab is not installed here: pip install "codemode-kernel[la
 
 
 def ensure_kernel_spec() -> str:
-    """The ``codemode`` kernelspec's directory, installed into ``sys.prefix`` unless it runs this Python."""
+    """The ``codemode`` kernelspec's directory, installed into ``sys.prefix`` unless it is this one.
+
+    "This one" is the whole command line: an older spec that starts the kernel without ``-P`` (with the
+    notebook's folder first on its import path) is replaced.
+    """
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
     try:
         spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
-        if spec.argv and spec.argv[0] == sys.executable:
+        if spec.argv == kernel_json(sys.executable)["argv"]:
             return str(spec.resource_dir)
     except NoSuchKernel:
         pass
@@ -33,6 +37,7 @@ def lab_command(port: int, token: str, root: Path, *, browser: bool) -> list[str
     """The JupyterLab command line: local only, on ``root``, with the given port and token."""
     command = [
         sys.executable,
+        "-P",  # the working directory (notebooks programs may write) stays off the server's import path
         "-m",
         "jupyterlab",
         "--ServerApp.ip=127.0.0.1",

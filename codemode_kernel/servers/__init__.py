@@ -46,7 +46,7 @@ def demo_server_command(name: str, workspace: Path) -> list[str]:
             f"there is no demo server named {name!r}",
             fix=f"use one of: {', '.join(DEMO_SERVERS)}",
         )
-    command = [sys.executable, "-m", module]
+    command = [sys.executable, "-P", "-m", module]  # -P: the working directory is not on the import path
     if name == "workspace":
         command += ["--root", str(workspace)]
     return command

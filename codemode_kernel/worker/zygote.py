@@ -124,6 +124,9 @@ def _child(
             failure = ErrorRecord(type="SandboxError", message=str(exc))
             channel.send(DoneFrame(type="done", status="internal", value=None, error=failure))
             raise
+        # The zygote starts with -P (nothing from the workspace may run before the sandbox); inside it, the
+        # program imports its own modules from the workspace, as `python prog.py` there would.
+        sys.path.insert(0, "")
         report = protections.to_dict()
         channel.send(
             ProtectionsFrame(

@@ -71,12 +71,19 @@ def test_demo_server_command_runs_each_module_with_this_interpreter(tmp_path: Pa
     assert set(DEMO_SERVERS) == {"weather", "workspace", "sqlite"}
     assert demo_server_command("weather", tmp_path) == [
         sys.executable,
+        "-P",
         "-m",
         "codemode_kernel.servers.weather",
     ]
-    assert demo_server_command("sqlite", tmp_path) == [sys.executable, "-m", "codemode_kernel.servers.sqlite"]
+    assert demo_server_command("sqlite", tmp_path) == [
+        sys.executable,
+        "-P",
+        "-m",
+        "codemode_kernel.servers.sqlite",
+    ]
     assert demo_server_command("workspace", tmp_path) == [
         sys.executable,
+        "-P",
         "-m",
         "codemode_kernel.servers.workspace",
         "--root",

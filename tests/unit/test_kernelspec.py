@@ -34,7 +34,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 def assert_is_the_codemode_kernelspec(directory: Path, python: str) -> None:
     """What Jupyter reads from a kernelspec directory: the command, the names, the logos."""
     spec = json.loads((directory / "kernel.json").read_text())
-    assert spec["argv"] == [python, "-m", "codemode_kernel", "-f", "{connection_file}"]
+    assert spec["argv"] == [python, "-P", "-m", "codemode_kernel", "-f", "{connection_file}"]
     assert spec["display_name"] == DISPLAY_NAME == "Code Mode (Python 3)"
     assert spec["language"] == "python"
     for name, size in LOGOS.items():
