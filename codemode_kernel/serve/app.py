@@ -48,7 +48,7 @@ from .record import ExecutionRecord
 from .refresh import ToolListRefresher
 from .resources import add_artifact_resources
 from .selfref import self_reference_note, without_self
-from .sessions import SessionRef, SessionTable
+from .sessions import SessionRef, SessionTable, client_scope
 
 __all__ = ["Transport", "build_server", "serve"]
 
@@ -116,9 +116,10 @@ def build_server(
             raise ToolError(str(exc)) from None
         if run is not None and session is not None:
             raise ToolError(SESSION_REFUSED)
+        scope = client_scope(ctx, stdio=transport == "stdio")
         try:
-            ref = sessions.resolve(_scope(transport, ctx), session) if session is not None else None
-            allowed = allowances.of(_scope(transport, ctx))
+            ref = sessions.resolve(scope, session) if session is not None else None
+            allowed = allowances.of(scope)
             async with admission.place():
                 result = await _run(executor, ctx, code, timeout, ref, run, allowed)
         except (ServerBusyError, SessionLimitError) as exc:
@@ -222,14 +223,6 @@ async def _cancel_when_gone(ctx: Context[Any, Any], running: asyncio.Future[Any]
             running.cancel()
             return
         await asyncio.sleep(DISCONNECT_POLL_S)
-
-
-def _scope(transport: Transport, ctx: Context[Any, Any]) -> str | None:
-    """Whose sessions a request may name: the stdio client's, its MCP session's, or None (no session)."""
-    if transport == "stdio":
-        return "stdio"  # one process serves one client
-    session_id = (ctx.headers or {}).get("mcp-session-id")
-    return f"http:{session_id}" if session_id else None
 
 
 def serve(

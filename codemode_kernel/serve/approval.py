@@ -55,10 +55,12 @@ class ApprovalForm(BaseModel):
 
 
 class Allowances:
-    """The tools each client session allowed for the session, by scope (``app._scope``: stdio, HTTP session).
+    """The tools each client session allowed for the session, by scope (``sessions.client_scope``).
 
-    A request without a scope (HTTP without MCP sessions) gets a set of its own: an allowance lasts that
-    request. Only the ``LIMIT`` most recent scopes are kept, so ended HTTP sessions do not pile up.
+    The scope is the stdio client, or an MCP session whose id the server issued and checks, never a
+    header alone. A request without a scope (HTTP without MCP sessions) gets a set of its own: an
+    allowance lasts that request. Only the ``LIMIT`` most recent scopes are kept, so ended HTTP sessions
+    do not pile up.
     """
 
     LIMIT = 1000

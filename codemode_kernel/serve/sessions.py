@@ -2,9 +2,13 @@
 
 A session's globals live in one worker of the Executor (``Executor.run(session=...)``). Clients name
 sessions, but two clients may pick the same name, so the executor's name is the client's scope plus its
-name. Where the transport gives no scope (the 2026-07-28 HTTP protocol sends each request on its own, with no
-session id), a new session gets a name with a random part, returned to the client: only the client that
-received it can name that session again.
+name. The scope is an identity the server issued and checks, never what a client merely says
+(``client_scope``): the one stdio client, or the MCP session whose ``Mcp-Session-Id`` the SDK issued at
+the handshake and matches against its live sessions (an unknown or ended one is answered 404 before any
+tool runs). The 2026-07-28 protocol has no MCP sessions: a request carrying ``Mcp-Session-Id`` there is
+refused, since nothing checked it, and a new session gets a name with a random part, issued by this table
+and returned to the client: a key that only the client that received it holds. The same scope decides
+whose "allow for this session" approvals a call may use (``approval.Allowances``).
 """
 
 from __future__ import annotations
@@ -12,10 +16,44 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import SessionLimitError
 
-__all__ = ["SessionRef", "SessionTable"]
+__all__ = ["UNCHECKED_SESSION_ID", "SessionRef", "SessionTable", "client_scope"]
+
+UNCHECKED_SESSION_ID = (
+    "Mcp-Session-Id: this request speaks MCP 2026-07-28, which has no MCP sessions, so codemode serve "
+    "issued no such id and will not let one pick sessions or session approvals (another client's id would "
+    "reach that client's globals and allowances). Fix: leave out the Mcp-Session-Id header; to keep globals "
+    "between calls, pass `session` and then the name the result returns (the record's `session`); to allow "
+    "a tool for a session, connect with the handshake protocol (initialize, MCP 2025-11-25 or earlier), "
+    "whose Mcp-Session-Id the server issues and checks"
+)
+
+
+def client_scope(ctx: Context[Any, Any], *, stdio: bool) -> str | None:
+    """Whose sessions and session approvals ``ctx``'s request reaches; None: none (a request on its own).
+
+    Headers are the client's say-so: ``Mcp-Session-Id`` counts only in the handshake era, where the SDK's
+    session manager routed the request by it to a session it issued and still has.
+
+    Raises:
+        ToolError: a 2026-07-28 request carries ``Mcp-Session-Id`` (nothing checked it), with the fix.
+    """
+    if stdio:
+        return "stdio"  # one process serves one client
+    session_id = (ctx.headers or {}).get(MCP_SESSION_ID_HEADER)
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if session_id is not None:
+            raise ToolError(UNCHECKED_SESSION_ID)
+        return None
+    return f"http:{session_id}" if session_id else None
 
 
 @dataclass(frozen=True)
@@ -34,6 +72,8 @@ class SessionTable:
         """``alive`` lists the executor's live sessions (``Executor.sessions``), so expired ones free room."""
         self.max_sessions = max_sessions
         self._alive = alive
+        self._issued: set[str] = set()
+        """The names this table made for clients without a scope: only these name a session of none."""
 
     def resolve(self, scope: str | None, name: str) -> SessionRef:
         """The session ``name`` means for a client in ``scope`` (None: a transport without sessions).
@@ -48,10 +88,13 @@ class SessionTable:
             if new:
                 self._check_room(alive)
             return SessionRef(key, name, new)
-        if name in alive and _is_minted(name):
+        if name in self._issued and name in alive:
             return SessionRef(name, name, False)
         self._check_room(alive)
+        if len(self._issued) >= 4 * self.max_sessions:
+            self._issued &= alive  # ended sessions' names: never issued again, so never needed again
         minted = f"{name}~{secrets.token_urlsafe(12)}"
+        self._issued.add(minted)
         return SessionRef(minted, minted, True)
 
     def _check_room(self, alive: set[str]) -> None:
@@ -61,8 +104,3 @@ class SessionTable:
                 f"{self.max_sessions}); run without session, wait for an idle one to expire "
                 "(defaults.serve.sessionIdle), or raise the limit in the config"
             )
-
-
-def _is_minted(name: str) -> bool:
-    """Whether ``name`` is one this table made for a client without scope (never a scoped key)."""
-    return "~" in name and "\x00" not in name
