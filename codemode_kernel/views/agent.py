@@ -4,13 +4,13 @@ Each step: the model's text, its program with a live trace and the record, token
 
 Events come from the agent on the hub's thread; ``AgentView.handle`` is only called from the kernel's
 main thread (see kernel/agent_magic.py), so outputs reach the notebook in order. Model text is escaped before
-it becomes HTML or Markdown: like tool text, it must never run as markup in a trusted output.
+it becomes HTML, and written by ``markdown.safe_markdown`` before it becomes Markdown: like tool text, it
+must never run as markup in a trusted output, nor make the browser fetch a remote image.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from typing import Any
 
 from IPython.display import display, update_display
@@ -31,9 +31,10 @@ from ..agent import (
 )
 from .display import result_bundle
 from .live import LiveView, open_live_view
+from .markdown import safe_markdown
 from .render import arguments_text, code_html
 
-__all__ = ["AGENT_MIME", "AgentView", "answer_bundle", "escape_markdown"]
+__all__ = ["AGENT_MIME", "AgentView", "answer_bundle"]
 
 AGENT_MIME = "application/vnd.codemode.agent.v1+json"
 
@@ -92,7 +93,7 @@ class AgentView:
         self._close_live()
 
     def show_answer(self, result: AgentResult) -> None:
-        """The final answer (Markdown, escaped) and a summary of the run, once."""
+        """The final answer (Markdown, made safe) and a summary of the run, once."""
         usage = result.usage
         summary = (
             f"agent: {result.status}, {result.round_trips} model request{'s' * (result.round_trips != 1)}, "
@@ -117,7 +118,7 @@ class AgentView:
         if display_id is None:
             handle = display({"text/plain": ""}, raw=True, display_id=True)  # type: ignore[no-untyped-call]
             display_id = self._text_display[step] = handle.display_id
-        bundle = {"text/markdown": escape_markdown(text), "text/plain": text}
+        bundle = {"text/markdown": safe_markdown(text), "text/plain": text}
         update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
 
     def _end_text(self, step: int, *, keep: bool) -> None:
@@ -127,7 +128,7 @@ class AgentView:
             update_display({"text/plain": ""}, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
         text = self._text.pop(step, "").strip()
         if keep and text:
-            display({"text/markdown": escape_markdown(text), "text/plain": text}, raw=True)  # type: ignore[no-untyped-call]
+            display({"text/markdown": safe_markdown(text), "text/plain": text}, raw=True)  # type: ignore[no-untyped-call]
 
     def _show_code(self, event: CodeRequested) -> None:
         display(  # type: ignore[no-untyped-call]
@@ -158,14 +159,14 @@ class AgentView:
 
 
 def answer_bundle(result: AgentResult) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The final answer as (data, metadata): escaped Markdown, text, and the agent MIME type.
+    """The final answer as (data, metadata): safe Markdown, text, and the agent MIME type.
 
     The cell shows it, and the workspace's history keeps it (kernel/run_records.py) for the sidebar to show
     alike.
     """
     answer = result.answer.strip() or "(no answer)"
     data = {
-        "text/markdown": escape_markdown(answer),
+        "text/markdown": safe_markdown(answer),
         "text/plain": answer,
         AGENT_MIME: {
             "status": result.status,
@@ -194,19 +195,3 @@ def selection_text(event: ToolsSelected) -> str:
 
 def _show(text: str, html_text: str) -> None:
     display({"text/plain": text, "text/html": html_text}, raw=True)  # type: ignore[no-untyped-call]
-
-
-def escape_markdown(text: str) -> str:
-    """Model text as Markdown that cannot carry markup: outside code, ``<`` and ``&`` become entities.
-
-    Markdown formatting (emphasis, lists, tables, code) still renders; raw HTML in the text does not.
-    Code spans and fenced blocks are left as they are: Markdown shows them literally anyway.
-    """
-    parts = _CODE.split(text)
-    return "".join(
-        part if index % 2 else part.replace("&", "&amp;").replace("<", "&lt;")
-        for index, part in enumerate(parts)
-    )
-
-
-_CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.DOTALL)
