@@ -238,3 +238,32 @@ def test_an_ended_mcp_sessions_id_reaches_nothing_afterwards(served: str) -> Non
             assert await _left(newcomer, cities) == ["Oulu"]
 
     anyio.run(scenario)
+
+
+@pytest.fixture(scope="module")
+def short_lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A ``codemode serve --transport http`` whose sessions end after 3 s unused; its URL."""
+    root = tmp_path_factory.mktemp("serve-identity-idle")
+    config = write_serve_config(root, {}, defaults={"serve": {"sessionIdle": 3}})
+    env = dict(serve_env(root), CODEMODE_SERVE_TOKEN=TOKEN)
+    with served_http(root, config, env=env) as (_, url):
+        yield url
+
+
+def test_on_the_2026_protocol_only_an_issued_name_of_a_live_session_reaches_it(short_lived: str) -> None:
+    async def scenario() -> None:
+        async with _client(short_lived, "2026-07-28") as a, _client(short_lived, "2026-07-28") as b:
+            made = _record(await _run(a, "total = 42", session="calc"))["session"]
+            assert made.startswith("calc~")
+            kept = await _run(a, "total", session=made)
+            assert _record(kept)["value"]["data"] == 42 and _record(kept)["session"] == made
+            for name in ("calc", made[:-1] + ("A" if made[-1] != "A" else "B")):  # A's word, a near miss
+                other = await _run(b, "total", session=name)
+                assert _record(other)["error"]["type"] == "NameError"
+                assert _record(other)["session"] not in (made, name)
+            await anyio.sleep(5)  # the session ends unused
+            late = await _run(a, "total", session=made)
+            assert _record(late)["error"]["type"] == "NameError"
+            assert _record(late)["session"] != made and "(new: no globals from earlier calls)" in _text(late)
+
+    anyio.run(scenario)
