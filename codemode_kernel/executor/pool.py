@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from ..config import CodeModeSettings, user_config_dir
+from ..config.footprint import run_files
 from ..toolbox import Toolbox
 from ..worker.protocol import ProtectionsFrame, ProtocolError, check_worker_frame, peek_frame
 from ..worker.sandbox import SandboxPolicy, default_hidden_paths
+from .host_paths import host_code, jupyter_secrets
 from .zygote_client import WorkerExit, Zygote, ZygoteError
 
 __all__ = ["PROJECT_CONFIG_NAMES", "Worker", "WorkerPool", "cpu_limit", "kill_group", "off_loop"]
@@ -236,7 +238,12 @@ class WorkerPool:
         kernel_files += [config.workspace / name for name in PROJECT_CONFIG_NAMES]
         chosen = self.settings.sandbox
         in_workspace = [config.workspace / os.path.expanduser(p) for p in chosen.hidden]
-        hidden = (*default_hidden_paths(), *(Path(p) for p in kernel_files if p is not None), *in_workspace)
+        hidden = (
+            *default_hidden_paths(),
+            *jupyter_secrets(),
+            *(Path(p) for p in kernel_files if p is not None),
+            *in_workspace,
+        )
         settings: dict[str, Any] = {
             "workspace": config.workspace,
             "hidden": hidden,
@@ -251,6 +258,10 @@ class WorkerPool:
             "cpu_seconds": self.cpu_seconds,
         }
         settings.update(self.overrides)
+        # What runs outside the sandbox, where programs could change it: the servers' files, and what the
+        # host imports. Only what lies inside a writable path needs it (Landlock keeps the rest).
+        roots = (settings["workspace"], *settings["writable"])
+        settings["read_only"] = (*run_files(config), *host_code(roots), *settings.get("read_only", ()))
         return SandboxPolicy(**settings).to_dict()
 
     async def _current_zygote(self) -> Zygote:

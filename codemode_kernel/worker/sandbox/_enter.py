@@ -7,9 +7,10 @@ The order is forced by what each step needs and what it takes away:
    process stays behind as the warden and never returns from here;
 3. the environment and the file descriptors, while the host's /proc still shows this process's
    start-up block and open descriptors;
-4. mounts: hidden paths, a fresh /proc, a private /dev/shm; needs CAP_SYS_ADMIN (root or the user
-   namespace), then the cwd moves to the workspace (a cwd inside a covered directory would still reach
-   what the cover hides); from here on, an open or a listing that fails on a cover says the path is hidden;
+4. mounts: hidden and read-only paths, a fresh /proc, a private /dev/shm; needs CAP_SYS_ADMIN (root or
+   the user namespace), then the cwd moves to the workspace (a cwd inside a covered directory would still
+   reach what the cover hides); from here on, a call that fails on a cover says the path is hidden, and
+   one that fails on a read-only path says so;
 5. rlimits, and the process limit where it is an rlimit;
 6. no_new_privs, then Landlock, then seccomp: both need no_new_privs or CAP_SYS_ADMIN, and seccomp
    forbids the mount and namespace calls the earlier steps made;
@@ -32,11 +33,11 @@ from ._cgroup import PidsCgroup
 from ._environment import scrub_environment
 from ._errors import SandboxError
 from ._fds import close_fds_except
-from ._hidden_errors import explain_hidden_paths
+from ._hidden_errors import explain_protected_paths
 from ._libc import CLONE_NEWNET, CLONE_NEWNS
-from ._mounts import hide_paths, plan_hiding
+from ._mounts import hide_paths
 from ._namespaces import fork_into_new_pid_namespace, supervise, unshare_namespaces
-from ._plan import Protections, plan
+from ._plan import Protections, plan, plan_mounts
 from ._policy import SandboxPolicy
 from ._privileges import drop_capabilities, effective_capabilities, set_no_new_privs
 from ._rlimits import apply_rlimits, limit_processes, processes_of_user
@@ -63,7 +64,7 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
     above 2 that is not in ``keep_fds`` is closed.
     """
     writable = tuple(Path(os.path.realpath(p)) for p in policy.writable_paths())
-    hiding = plan_hiding(policy.hidden_paths(), writable) if caps.mount_namespace else None
+    hiding = plan_mounts(policy) if caps.mount_namespace else None
     protections = plan(policy, caps, hiding=hiding)
     on = set(protections.in_force)
     keep = tuple(keep_fds)
@@ -109,7 +110,7 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
             shm_mb=policy.memory_mb,
         )
         shm = report.shm
-        explain_hidden_paths(report.cover_device)
+        explain_protected_paths(report.cover_device, read_only=hiding.read_only, pinned=hiding.pin)
     _layer("workspace", os.chdir, writable[0])
 
     _layer(

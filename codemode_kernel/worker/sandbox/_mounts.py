@@ -12,6 +12,13 @@ own mount namespace (mounts made private first, so nothing propagates back to th
   would replace a config file the kernel reads, because a rename carries the mount off with the old name;
 - a hidden path that does not exist yet cannot be covered: if its nearest existing directory lies inside
   a writable root, that directory is made read-only, unless it is the root itself (then it is reported);
+- each read-only path inside a writable root (what runs outside the sandbox: a server's script, a
+  site-packages) is bound onto itself read-only, file or directory, and pinned like a hidden path, so that
+  it can be neither changed, removed, nor carried off by renaming a directory above it. A missing one is
+  treated like a missing hidden path; one that is a writable root, or holds one, cannot be protected and is
+  reported. Paths outside every writable root need nothing here: Landlock keeps programs from writing them;
+- a hidden path that holds a directory this interpreter imports from is left visible and reported:
+  covering it would break every program's imports;
 - ``/proc`` is mounted afresh for the new PID namespace, so ``/proc/<pid>/root`` of processes outside
   (the kernel's view of the file system, hidden paths included) is out of reach; without a PID namespace
   ``/proc`` is covered instead. ``/proc/sys`` is made read-only;
@@ -24,13 +31,14 @@ Once capabilities are dropped and the seccomp filter is in, the code can neither
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._libc import MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, mount
 
-__all__ = ["HiddenPathsReport", "HidingPlan", "hide_paths", "plan_hiding"]
+__all__ = ["HiddenPathsReport", "HidingPlan", "hide_paths", "import_roots", "plan_hiding"]
 
 _MS_NOATIME = 0x400
 _MS_NODIRATIME = 0x800
@@ -74,7 +82,11 @@ def _nearest_existing(path: Path) -> Path:
 
 @dataclass(frozen=True)
 class HidingPlan:
-    """Hidden paths sorted by treatment: cover, pin (bind onto itself), make read-only; and the gaps."""
+    """Paths sorted by treatment: cover, pin (bind onto itself), make read-only; and the gaps.
+
+    ``read_only`` holds files and directories: the read-only paths of the policy and the directories in
+    which a missing hidden or read-only path would be created.
+    """
 
     cover: tuple[Path, ...]
     pin: tuple[Path, ...]
@@ -82,47 +94,94 @@ class HidingPlan:
     warnings: tuple[str, ...]
 
 
-def plan_hiding(hidden: Iterable[Path], writable: Iterable[Path]) -> HidingPlan:
-    """Decide, without changing anything, how each hidden path is protected (see the module docstring)."""
+def import_roots() -> tuple[Path, ...]:
+    """Where this interpreter imports from (its prefixes and absolute ``sys.path`` entries), resolved."""
+    entries = (sys.prefix, sys.exec_prefix, *(p for p in sys.path if p and os.path.isabs(p)))
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in entries))
+
+
+def plan_hiding(
+    hidden: Iterable[Path],
+    writable: Iterable[Path],
+    read_only: Iterable[Path] = (),
+    *,
+    keep_visible: Iterable[Path] = (),
+) -> HidingPlan:
+    """Decide, without changing anything, how each path is protected (see the module docstring).
+
+    ``keep_visible`` are directories programs must be able to read (``import_roots()``): a hidden path
+    that holds one is reported, not covered.
+    """
     roots = tuple(Path(os.path.realpath(p)) for p in writable)
+    needed = tuple(keep_visible)
+    hidden = tuple(hidden)
     cover: list[Path] = []
     pin: set[Path] = set()
-    read_only: set[Path] = set()
+    fixed: set[Path] = set()
     warnings: list[str] = []
-    creatable: dict[Path, list[str]] = {}
+    creatable: dict[tuple[str, Path], list[str]] = {}
+
+    def keep_unchanged(path: Path, around: list[Path], kind: str) -> None:
+        """Make ``path`` read-only, or the directory it would be created in, and pin what lies between."""
+        target = path if os.path.lexists(path) else _nearest_existing(path)
+        for root in around:
+            if target == root:
+                creatable.setdefault((kind, root), []).append(str(path.relative_to(root)))
+            elif _within(target, root):
+                fixed.add(target)
+                pin.update(p for p in target.parents if root in p.parents)
+
     for path in hidden:
         inner = [root for root in roots if _within(root, path)]
         if inner:
             warnings.append(f"{path} is not hidden: it contains the writable path {inner[0]}")
+            continue
+        imported = [kept for kept in needed if _within(kept, path)]
+        if imported:
+            warnings.append(f"{path} is not hidden: programs import from {imported[0]}, inside it")
             continue
         around = [root for root in roots if _within(path, root)]
         if os.path.lexists(path):
             cover.append(path)
             for root in around:
                 pin.update(p for p in path.parents if root in p.parents)
-            continue
-        existing = _nearest_existing(path)
-        for root in around:
-            if existing == root:
-                creatable.setdefault(root, []).append(str(path.relative_to(root)))
-            elif _within(existing, root):
-                read_only.add(existing)
-                pin.update(p for p in existing.parents if root in p.parents)
-    # One line per writable directory: the built-in list alone names four project config files.
-    warnings.extend(
-        f"hidden names that do not exist yet could be created in {root}, which programs may write: "
-        + ", ".join(names)
-        for root, names in creatable.items()
-    )
+        else:
+            keep_unchanged(path, around, "hidden")
     # A path inside a covered directory is hidden already, and could not be bound to once the cover is on.
     outermost: list[Path] = []
     for path in sorted(cover, key=_depth):
         if not any(_within(path, kept) for kept in outermost):
             outermost.append(path)
+
+    for path in read_only:
+        if path in hidden or any(_within(path, covered) for covered in outermost):
+            continue  # hidden, which is read-only as well
+        if path in roots:
+            warnings.append(
+                f"{path} is read-only by the policy but is a writable path: programs may add files to it, "
+                "new modules too where the host imports from it (only the read-only paths inside it are "
+                "protected)"
+            )
+            continue
+        inner = [root for root in roots if _within(root, path)]
+        if inner:
+            warnings.append(f"{path} is not read-only: it contains the writable path {inner[0]}")
+            continue
+        keep_unchanged(path, [root for root in roots if _within(path, root)], "read-only")
+
+    # One line per writable directory: the built-in list alone names four project config files.
+    warnings.extend(
+        f"{kind} names that do not exist yet could be created in {root}, which programs may write: "
+        + ", ".join(names)
+        for (kind, root), names in creatable.items()
+    )
+    # Inside a read-only directory nothing can be changed or moved: no bind is needed there.
+    fixed = {path for path in fixed if not any(other in path.parents for other in fixed)}
+    pin = {path for path in pin - fixed if not any(other in path.parents for other in fixed)}
     return HidingPlan(
         tuple(outermost),
-        tuple(sorted(pin - read_only, key=_depth)),
-        tuple(sorted(read_only, key=_depth)),
+        tuple(sorted(pin, key=_depth)),
+        tuple(sorted(fixed, key=_depth)),
         tuple(warnings),
     )
 
@@ -152,9 +211,10 @@ def hide_paths(hiding: HidingPlan, *, fresh_proc: bool, shm_mb: int | None) -> H
     """
     mount(None, "/", None, MS_REC | MS_PRIVATE)
 
-    # Pins first, outermost first, so that no later bind hides a cover made earlier.
-    for directory in sorted(hiding.pin + hiding.read_only, key=lambda p: len(p.parts)):
-        _bind(directory, directory, read_only=directory in hiding.read_only, recursive=True)
+    # Pins and read-only binds first, outermost first, so that no later bind hides a cover made earlier
+    # (a bind inside a read-only one stays read-only: it is made from that mount).
+    for path in sorted(hiding.pin + hiding.read_only, key=lambda p: len(p.parts)):
+        _bind(path, path, read_only=path in hiding.read_only, recursive=True)
 
     mount("tmpfs", _STAGING, "tmpfs", _SAFE, "size=16k,nr_inodes=8,mode=0755")
     closed_dir, closed_file, empty_dir = Path(_STAGING, "d"), Path(_STAGING, "f"), Path(_STAGING, "e")

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._capabilities import Capabilities
-from ._mounts import HidingPlan, plan_hiding
+from ._mounts import HidingPlan, import_roots, plan_hiding
 from ._policy import SandboxPolicy
 
-__all__ = ["Protections", "plan"]
+__all__ = ["Protections", "plan", "plan_mounts"]
 
 
 @dataclass(frozen=True)
@@ -91,10 +91,20 @@ def _why(caps: Capabilities, *features: str, default: str) -> str:
     return default
 
 
+def plan_mounts(policy: SandboxPolicy) -> HidingPlan:
+    """How the mount layer treats ``policy``'s hidden and read-only paths in this interpreter."""
+    return plan_hiding(
+        policy.hidden_paths(),
+        policy.writable_paths(),
+        policy.read_only_paths(),
+        keep_visible=import_roots(),
+    )
+
+
 def plan(policy: SandboxPolicy, caps: Capabilities, *, hiding: HidingPlan | None = None) -> Protections:
     """The protections ``enter_sandbox(policy, caps)`` applies, and those it cannot, with reasons.
 
-    ``hiding`` is the ``plan_hiding`` result when the caller has one already (its warnings are included).
+    ``hiding`` is the ``plan_mounts`` result when the caller has one already (its warnings are included).
     """
     on: list[str] = []
     off: dict[str, str] = {}
@@ -131,10 +141,13 @@ def plan(policy: SandboxPolicy, caps: Capabilities, *, hiding: HidingPlan | None
         off["network_namespace"] = _why(caps, "network_namespace", default="unavailable")
     if caps.mount_namespace:
         on.append("mount_namespace:hidden_paths")
-        hiding = hiding or plan_hiding(policy.hidden_paths(), policy.writable_paths())
+        on.append("mount_namespace:read_only_paths")
+        hiding = hiding or plan_mounts(policy)
         warnings.extend(hiding.warnings)
     else:
-        off["mount_namespace:hidden_paths"] = _why(caps, "mount_namespace", default="unavailable")
+        why = _why(caps, "mount_namespace", default="unavailable")
+        off["mount_namespace:hidden_paths"] = why
+        off["mount_namespace:read_only_paths"] = why
 
     on.append("env_scrubbed")
     on.append("fds_closed")

@@ -38,19 +38,86 @@ HOME_SECRETS = (
     ".npmrc",
     ".password-store",
     ".local/share/keyrings",
+    ".local/share/python_keyring",
+    ".config/op",
+    ".vault-token",
+    ".config/sops",
+    # clouds, registries and the tools that talk to them
+    ".config/hub",
+    ".config/containers/auth.json",
+    ".terraform.d/credentials.tfrc.json",
+    ".pulumi/credentials.json",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".config/pip",
+    ".boto",
+    ".s3cfg",
+    ".config/rclone",
+    ".oci",
+    ".config/doctl",
+    ".config/hcloud",
+    ".fly",
+    ".config/ngrok",
+    ".ngrok2",
+    ".databrickscfg",
+    ".kaggle",
+    ".config/kaggle",
+    ".huggingface/token",
+    ".cache/huggingface/token",
+    ".cache/huggingface/stored_tokens",
+    ".config/github-copilot",
+    ".config/configstore",
+    # databases
+    ".pgpass",
+    ".my.cnf",
+    ".mylogin.cnf",
+    ".dbt/profiles.yml",
+    # Jupyter and IPython (the kernel adds where the environment moves them): the runtime directory holds
+    # every kernel's connection file (its HMAC key) and the server's token, the data directory the
+    # notebook-signing secret, the config the server's token or password, the history every cell typed
+    ".local/share/jupyter",
+    ".jupyter",
+    ".ipython",
+    ".config/ipython",
+    # browsers: cookies and saved passwords
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    # codemode and other MCP clients (their configs hold API keys in ``env``)
     ".config/codemode",
     ".claude.json",
     ".claude",
     ".cursor",
     ".codeium",
+    ".codex",
+    ".gemini",
+    ".continue",
+    ".config/zed",
     ".config/Claude",
     ".config/Code/User",
+    ".config/Code - Insiders/User",
+    ".config/VSCodium/User",
+    ".config/Cursor/User",
+    # histories: people paste tokens and type passwords
     ".bash_history",
     ".zsh_history",
+    ".local/share/fish/fish_history",
     ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".node_repl_history",
+    ".rediscli_history",
 )
-"""Under the home: keys, cloud and registry credentials, other MCP clients' configs (they hold API keys
-in ``env``), codemode's own config and trust store, and shell histories (people paste tokens)."""
+"""Under the home: keys, password stores, cloud and registry credentials, database passwords, Jupyter's
+and IPython's secrets and history, browser profiles, other MCP clients' configs, codemode's own config and
+trust store, and histories. Files rather than whole directories where the directory also holds what
+programs use (``~/.cargo`` holds the Rust toolchain, ``~/.cache/huggingface`` the downloaded models)."""
 
 SYSTEM_SOCKETS = (
     "/run/docker.sock",
@@ -117,6 +184,9 @@ class SandboxPolicy:
             ``envFile``, the trust store, secrets under the home (``default_hidden_paths()``). A ``*``
             in a path is a glob, expanded when the sandbox is entered.
         hidden_in_workspace: names under the workspace hidden as well (``.codemode`` always is).
+        read_only: files and directories the code may read but neither change, remove nor move,
+            although they lie inside a writable path: what runs outside the sandbox (the scripts a
+            server's command names, the host's import path). A missing one cannot be created either.
         network: allow the network (no network namespace, no Landlock TCP rules, sockets allowed).
         memory_mb: RLIMIT_AS, the address space (not resident memory) in MiB; None for no limit.
         cpu_seconds: RLIMIT_CPU in seconds of CPU time (SIGXCPU, then SIGKILL one second later).
@@ -134,6 +204,7 @@ class SandboxPolicy:
     writable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = field(default_factory=default_hidden_paths)
     hidden_in_workspace: tuple[str, ...] = DEFAULT_HIDDEN_IN_WORKSPACE
+    read_only: tuple[Path, ...] = ()
     network: bool = False
     memory_mb: int | None = 1024
     cpu_seconds: int | None = 60
@@ -162,6 +233,20 @@ class SandboxPolicy:
             seen.setdefault(Path(os.path.realpath(text)), None)
         return tuple(seen)
 
+    def read_only_paths(self) -> tuple[Path, ...]:
+        """Every read-only path, with symlinks resolved, and the directories holding a symlink on the way.
+
+        ``srv/run.sh`` that is a link is kept by its target; the link itself can be replaced by whoever
+        may write its directory, so that directory is read-only too.
+        """
+        seen: dict[Path, None] = {}
+        for path in self.read_only:
+            text = os.path.abspath(path)
+            seen.setdefault(Path(os.path.realpath(text)), None)
+            for link in _links_on_the_way(Path(text)):
+                seen.setdefault(Path(os.path.realpath(link.parent)), None)
+        return tuple(seen)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, for the trip from the kernel to the zygote (paths as strings, tuples as lists)."""
         data: dict[str, Any] = {}
@@ -180,7 +265,7 @@ class SandboxPolicy:
     def from_dict(cls, data: dict[str, Any]) -> SandboxPolicy:
         """The inverse of ``to_dict``; keys left out keep their defaults."""
         paths = {"workspace", "tmp_dir"}
-        path_lists = {"writable", "hidden"}
+        path_lists = {"writable", "hidden", "read_only"}
         values: dict[str, Any] = {}
         for name, value in data.items():
             if name in paths:
@@ -194,3 +279,8 @@ class SandboxPolicy:
             else:
                 values[name] = value
         return cls(**values)
+
+
+def _links_on_the_way(path: Path) -> list[Path]:
+    """The symbolic links among ``path`` and its ancestors (``path`` absolute)."""
+    return [p for p in (path, *path.parents) if os.path.islink(p)]
