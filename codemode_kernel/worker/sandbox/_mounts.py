@@ -56,7 +56,21 @@ _SAFE = MS_NOSUID | MS_NODEV | MS_NOEXEC
 
 
 def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    """``path`` is ``root`` or lies below it; both absolute and normalized.
+
+    Compared as text, which is quick: a worker plans about a hundred paths every time it starts.
+    """
+    inner, outer = str(path), str(root)
+    return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)
+
+
+def _below(path: Path, root: Path) -> bool:
+    return path != root and _within(path, root)
+
+
+def _between(root: Path, path: Path) -> list[Path]:
+    """The directories strictly between ``root`` and ``path`` (the ones a rename could carry it off by)."""
+    return [parent for parent in path.parents if _below(parent, root)]
 
 
 def _locked_flags(path: Path) -> int:
@@ -129,7 +143,7 @@ def plan_hiding(
                 creatable.setdefault((kind, root), []).append(str(path.relative_to(root)))
             elif _within(target, root):
                 fixed.add(target)
-                pin.update(p for p in target.parents if root in p.parents)
+                pin.update(_between(root, target))
 
     for path in hidden:
         inner = [root for root in roots if _within(root, path)]
@@ -144,7 +158,7 @@ def plan_hiding(
         if os.path.lexists(path):
             cover.append(path)
             for root in around:
-                pin.update(p for p in path.parents if root in p.parents)
+                pin.update(_between(root, path))
         else:
             keep_unchanged(path, around, "hidden")
     # A path inside a covered directory is hidden already, and could not be bound to once the cover is on.
@@ -176,8 +190,8 @@ def plan_hiding(
         for (kind, root), names in creatable.items()
     )
     # Inside a read-only directory nothing can be changed or moved: no bind is needed there.
-    fixed = {path for path in fixed if not any(other in path.parents for other in fixed)}
-    pin = {path for path in pin - fixed if not any(other in path.parents for other in fixed)}
+    fixed = {path for path in fixed if not any(_below(path, other) for other in fixed)}
+    pin = {path for path in pin - fixed if not any(_below(path, other) for other in fixed)}
     return HidingPlan(
         tuple(outermost),
         tuple(sorted(pin, key=_depth)),
