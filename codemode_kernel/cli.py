@@ -8,7 +8,6 @@ import contextlib
 import io
 import json
 import os
-import shlex
 import shutil
 import sys
 import tokenize
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .config import find_config, load_config, trust_config
+from .config import find_config, load_config, project_config
 from .config.jsontext import load_json_bytes
 from .errors import CodeModeError, ConfigError
 from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
@@ -213,9 +212,11 @@ def _parser() -> argparse.ArgumentParser:
 
     trust = sub.add_parser(
         "trust",
-        help="allow a project config to start its servers",
-        description="Trust a project-local config (codemode.json, .mcp.json, .vscode/mcp.json) so its stdio "
-        "servers may start. Trust is remembered for this exact file content; editing the file asks again.",
+        help="allow a project config to start its servers and loosen protections",
+        description="Trust a project-local config (codemode.json, .mcp.json, .vscode/mcp.json) so that its "
+        "servers may start (or connect) and its settings that loosen a protection apply. It prints what that "
+        "allows. Trust covers the file's content, where it really is, and the project files its servers run "
+        "(scripts, local packages, envFile): a change to any of them asks again, naming what changed.",
     )
     trust.add_argument("path", nargs="?", help="the file to trust (default: the project config found here)")
     trust.set_defaults(run=_cmd_trust)
@@ -518,16 +519,17 @@ def _cmd_trust(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         path = found
-    config = load_config(path)  # a file with mistakes is reported, not trusted
-    stored = trust_config(path)
-    print(f"trusted {path.resolve()} (its current content); remembered in {stored}")
-    for server in config.servers.values():
-        if server.disabled:
-            continue
-        if server.transport == "stdio":
-            print(f"  {server.name}: may now run {shlex.join([server.command or '', *server.args])}")
-        else:
-            print(f"  {server.name}: connects to {server.url}")
+    project = project_config(path)  # a file with mistakes is reported, not trusted
+    stored = project.trust()
+    print(f"trusted {project.key} as it is now; remembered in {stored}")
+    if project.risks:
+        print("it may now:")
+    for risk in project.risks:
+        print(f"  {risk}")
+    if project.record.runs:
+        print("a change to any of these files asks again:")
+    for file in project.record.runs:
+        print(f"  {file}")
     return EXIT_OK
 
 

@@ -10,7 +10,7 @@ import platform
 from dataclasses import dataclass, field
 from importlib.metadata import version
 
-from .config import Config, load_config
+from .config import Config, load_config, relaxations_report
 from .errors import CodeModeError, ConfigError, UntrustedConfigError
 from .hub import ServerStatus
 from .toolbox import Toolbox
@@ -82,6 +82,7 @@ def _print_config(config: Config) -> None:
     print(f"workspace: {config.workspace}")
     for warning in config.warnings:
         print(f"  warning: {warning}")
+    print(relaxations_report(config.relaxations))
 
 
 def _describe_server(status: ServerStatus, said: _Unvalidated | None = None) -> str:

@@ -8,19 +8,20 @@ Only the names below are public; the modules of this package are not.
 from .builtin import default_config
 from .codemode import resolve_code_mode
 from .discovery import find_config, user_config_dir
-from .loader import load_config
+from .loader import ProjectConfig, is_trusted, load_config, project_config, trust_config
 from .models import (
     CodeModeSettings,
     Config,
     ConfigOrigin,
     Defaults,
     ModelConfig,
+    Relaxation,
     SandboxSettings,
     ServerConfig,
     ServeSettings,
     Transport,
 )
-from .trust import is_trusted, trust_config
+from .relaxations import relaxations_report
 
 __all__ = [
     "CodeModeSettings",
@@ -28,6 +29,8 @@ __all__ = [
     "ConfigOrigin",
     "Defaults",
     "ModelConfig",
+    "ProjectConfig",
+    "Relaxation",
     "SandboxSettings",
     "ServeSettings",
     "ServerConfig",
@@ -36,6 +39,8 @@ __all__ = [
     "find_config",
     "is_trusted",
     "load_config",
+    "project_config",
+    "relaxations_report",
     "resolve_code_mode",
     "trust_config",
     "user_config_dir",

@@ -11,7 +11,6 @@ kernel that starts with half the servers is harder to understand than one that s
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shlex
@@ -30,11 +29,12 @@ from .entries import load_server
 from .expand import Expander
 from .jsonpath import join
 from .jsontext import DuplicateKey, load_json_bytes
-from .models import Config, ConfigModel, ConfigOrigin, Defaults, ModelConfig, ServerConfig
-from .trust import content_digest, trust_state
+from .models import Config, ConfigModel, ConfigOrigin, Defaults, ModelConfig, Relaxation, ServerConfig
+from .relaxations import server_risks, settings_relaxations
+from .trust import TrustRecord, check_trust, make_record, remember_trust, trust_key
 from .validation import json_kind, unknown_key_warnings, validate
 
-__all__ = ["load_config"]
+__all__ = ["ProjectConfig", "is_trusted", "load_config", "project_config", "trust_config"]
 
 logger = logging.getLogger("codemode_kernel.config")
 
@@ -93,15 +93,96 @@ def load_config(
     found, origin = find_config(path, cwd=cwd, env=env, user_config_dir=user_dir)
     if found is None:
         return default_config(cwd)
-    config = _load_file(found, origin, cwd=cwd, env=env, user_dir=user_dir)
+    config, _ = _load_file(found, origin, cwd=cwd, env=env, user_dir=user_dir)
     for warning in config.warnings:
         logger.warning("%s", warning)
     return config
 
 
+@dataclass(frozen=True)
+class ProjectConfig:
+    """A project config as a kernel in its folder would load it, and what trusting it would allow.
+
+    ``risks`` lists the commands it starts, the remote servers it connects to and the protections it
+    loosens; ``record`` is what the trust store would remember (trust.py).
+    """
+
+    config: Config
+    key: Path
+    record: TrustRecord
+    risks: list[str]
+
+    def trust(self, *, user_config_dir: Path | None = None) -> Path:
+        """Remember exactly what was loaded (and shown) as trusted; returns the trust store's path."""
+        return remember_trust(self.key, self.record, user_config_dir=user_config_dir)
+
+
+def project_config(
+    path: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    user_config_dir: Path | None = None,
+) -> ProjectConfig:
+    """Load the project config at ``path`` without checking trust, for ``codemode trust`` to show and trust.
+
+    A file with mistakes is a ConfigError: it is reported, never trusted.
+    """
+    key = trust_key(path)
+    if not key.is_file():
+        raise ConfigError(
+            "file not found" if not key.exists() else "is not a file",
+            file=str(key),
+            fix="check the path: only an existing config file can be trusted",
+        )
+    env = os.environ if env is None else env
+    user_dir = resolve_user_dir(user_config_dir, env)
+    folder = _workspace_folder(key)
+    config, record = _load_file(key, "project", cwd=folder, env=env, user_dir=user_dir, check=False)
+    assert record is not None
+    display = _display(key, folder)
+    risks = server_risks(config.servers) + [
+        f"{r.setting}: {r.effect}" for r in config.relaxations if r.file == display
+    ]
+    return ProjectConfig(config, key, record, risks)
+
+
+def trust_config(
+    path: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    user_config_dir: Path | None = None,
+) -> Path:
+    """Trust the config file at ``path`` as it is now; returns the trust store it was written to.
+
+    What is trusted is what the loader checks (trust.py): the file's bytes, where it really is, and the
+    project files its servers run. Trusting again after a change replaces the old entry.
+    """
+    return project_config(path, env=env, user_config_dir=user_config_dir).trust(
+        user_config_dir=user_config_dir
+    )
+
+
+def is_trusted(
+    path: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    user_config_dir: Path | None = None,
+) -> bool:
+    """Whether the project config at ``path`` would be used as it is now (trusted, nothing changed)."""
+    project = project_config(path, env=env, user_config_dir=user_config_dir)
+    return check_trust(project.key, project.record, user_config_dir=user_config_dir).trusted
+
+
 def _load_file(
-    path: Path, origin: ConfigOrigin, *, cwd: Path, env: Mapping[str, str], user_dir: Path
-) -> Config:
+    path: Path,
+    origin: ConfigOrigin,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    user_dir: Path,
+    check: bool = True,
+) -> tuple[Config, TrustRecord | None]:
+    """Load one file; for a project file, also the record trust compares (checked unless ``check=False``)."""
     doc = _read(path, origin, cwd)
     user_file = user_dir / USER_CONFIG_FILE
     own_format = _is_codemode_format(doc, user_file)
@@ -124,9 +205,17 @@ def _load_file(
 
     defaults, models, workspace = layout.defaults, layout.models, cwd
     settings_source: Path | None = path
+    relaxations: list[Relaxation] = []
     if own_format:
         if layout.workspace is not None:
             workspace = _workspace(layout.workspace, doc, expander)
+        relaxations = settings_relaxations(
+            file=doc.display,
+            folder=_workspace_folder(path),
+            workspace=workspace if layout.workspace is not None else None,
+            code_mode=defaults.code_mode,
+            models=models,
+        )
     elif user_file.is_file():
         # Another tool's file names the servers; code-mode settings still come from the user's own config.
         user_doc = _read(user_file, "user", cwd)
@@ -135,11 +224,22 @@ def _load_file(
         user_layout, layout_warnings = _read_layout(user_doc, keys=user_keys, warn_unknown=True)
         defaults, models, settings_source = user_layout.defaults, user_layout.models, user_file
         warnings += user_warnings + layout_warnings
+        relaxations = settings_relaxations(
+            file=user_doc.display,
+            folder=user_dir,
+            workspace=None,
+            code_mode=defaults.code_mode,
+            models=models,
+        )
     else:
         settings_source = None
 
+    record = None
     if origin == "project":
-        _check_trust(doc, servers, raw_servers, user_dir)
+        own = [relaxation for relaxation in relaxations if relaxation.file == doc.display]
+        record = make_record(path, doc.content, servers, cwd=cwd, roots=(_workspace_folder(path), workspace))
+        if check:
+            _check_trust(doc, servers, own, record, user_dir)
     config = Config(
         servers=servers,
         defaults=defaults,
@@ -149,9 +249,10 @@ def _load_file(
         settings_source=settings_source,
         origin=origin,
         warnings=warnings,
+        relaxations=relaxations,
     )
     check_select_models(config, file=doc.display if settings_source == path else None)
-    return config
+    return config, record
 
 
 def _read(path: Path, origin: ConfigOrigin, cwd: Path) -> _Document:
@@ -289,45 +390,42 @@ def _workspace(value: str, doc: _Document, expander: Expander) -> Path:
 
 
 def _check_trust(
-    doc: _Document, servers: dict[str, ServerConfig], raw_servers: Mapping[str, Any], user_dir: Path
+    doc: _Document,
+    servers: dict[str, ServerConfig],
+    relaxations: list[Relaxation],
+    record: TrustRecord,
+    user_dir: Path,
 ) -> None:
-    """Refuse a project file that would start processes, or send your variables, unless it is trusted.
+    """Refuse a project file that would act for the user, unless it is trusted as it is now.
 
-    A remote entry is harmless until it puts ``${GITHUB_TOKEN}`` in a header or URL of its choosing:
-    then the file decides where a secret goes, which is as much a decision for the user as a command.
+    Acting for the user: starting commands, connecting to remote servers (a URL and headers of the file's
+    choosing decide where a secret goes), or loosening a protection (relaxations.py). A file that does none
+    of these (no servers, harmless settings) is used as it is.
     """
-    starters = [
-        name for name, server in servers.items() if server.transport == "stdio" and not server.disabled
-    ]
-    senders = [
-        name
-        for name, server in servers.items()
-        if server.transport != "stdio" and not server.disabled and _uses_variables(raw_servers.get(name))
-    ]
-    if not starters and not senders:
+    starters = [n for n, s in servers.items() if s.transport == "stdio" and not s.disabled]
+    remotes = [n for n, s in servers.items() if s.transport != "stdio" and not s.disabled]
+    if not starters and not remotes and not relaxations:
         return
-    resolved = doc.path.resolve()
-    state = trust_state(resolved, content_digest(doc.content), user_config_dir=user_dir)
-    if state == "trusted":
+    check = check_trust(trust_key(doc.path), record, user_config_dir=user_dir)
+    if check.trusted:
         return
-    what = "has changed since you trusted it" if state == "changed" else "is not trusted yet"
+    if check.state == "changed":
+        what = f"has changed since you trusted it ({'; '.join(check.changes)})"
+    else:
+        what = "is not trusted yet"
     risks = []
     if starters:
         risks.append(f"start commands (servers {', '.join(map(_quoted, starters))})")
-    if senders:
-        risks.append(f"send environment variables to remote servers ({', '.join(map(_quoted, senders))})")
+    if remotes:
+        risks.append(f"connect to remote servers ({', '.join(map(_quoted, remotes))})")
+    if relaxations:
+        loosened = "; ".join(f"{r.setting}: {r.effect}" for r in relaxations)
+        risks.append(f"loosen protections ({loosened})")
     raise UntrustedConfigError(
         f"{what}; it would {' and '.join(risks)}",
         file=doc.display,
-        fix=f"read the file, then run: codemode trust {shlex.quote(str(resolved))}",
+        fix=f"read the file, then run: codemode trust {shlex.quote(str(trust_key(doc.path)))}",
     )
-
-
-def _uses_variables(raw: Any) -> bool:
-    """Whether a raw server entry's url or headers refer to variables (``${...}``)."""
-    if not isinstance(raw, Mapping):
-        return False
-    return "${" in json.dumps([raw.get("url"), raw.get("headers")])
 
 
 def _quoted(name: str) -> str:

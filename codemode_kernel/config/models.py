@@ -45,6 +45,7 @@ __all__ = [
     "ConfigOrigin",
     "Defaults",
     "ModelConfig",
+    "Relaxation",
     "SandboxSettings",
     "ServeSettings",
     "ServerConfig",
@@ -331,6 +332,19 @@ class ModelConfig(ConfigModel):
         return value
 
 
+class Relaxation(ConfigModel):
+    """A setting that loosens a protection (config/relaxations.py): where it is and what it lets happen."""
+
+    file: str
+    setting: str
+    """The JSON path, as in messages: ``defaults.codeMode.sandbox.network``."""
+    effect: str
+
+    def describe(self) -> str:
+        """``file: setting: effect``, one line for doctor, status and ``codemode trust``."""
+        return f"{self.file}: {self.setting}: {self.effect}"
+
+
 class Config(ConfigModel):
     """A loaded configuration: the servers in file order, code-mode settings, models, and where it came from.
 
@@ -347,6 +361,8 @@ class Config(ConfigModel):
     settings_source: Path | None = None
     origin: ConfigOrigin = "default"
     warnings: list[str] = []
+    relaxations: list[Relaxation] = []
+    """Every setting in force that loosens a protection, with its file (trusted or from the user config)."""
 
     @property
     def enabled_servers(self) -> dict[str, ServerConfig]:

@@ -15,7 +15,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ..calllog import CallRecord
-from ..config import resolve_code_mode
+from ..config import relaxations_report, resolve_code_mode
 from ..errors import CodeModeCellError
 from ..executor import ExecutionResult, Executor
 from ..executor.owned import OwnedTool
@@ -266,7 +266,7 @@ def status_text(tools: KernelTools) -> str:
     source = config.source or "none found: the embedded demo servers"
     if tools.config_from_admin:
         source = f"{source} (c.CodeModeKernel.config_path: the notebook's directory and the user have none)"
-    lines[0] = f"config: {source}\nworkspace: {config.workspace}"
+    lines[0] = f"config: {source}\nworkspace: {config.workspace}\n{relaxations_report(config.relaxations)}"
     lines.append("servers:")
     for status in tools.toolbox.status():
         text = f"  {status.name} [{status.transport}]: {status.state}"

@@ -39,6 +39,7 @@ def setup_levels(tmp_path: Path, levels: list[str]) -> tuple[str | None, dict[st
             write(user / "config.json", level)
         else:
             write(tmp_path / level, level)
+            trust_config(tmp_path / level, user_config_dir=user)  # a remote server needs trust too
     return explicit, env, user
 
 

@@ -244,14 +244,15 @@ def test_default_config_is_the_demo_servers(tmp_path: Path) -> None:
     config = default_config(tmp_path)
     assert list(config.servers) == ["weather", "workspace", "sqlite"]
     assert config.servers["weather"].command == sys.executable
-    assert config.servers["weather"].args == ["-m", "codemode_kernel.servers.weather"]
+    assert config.servers["weather"].args == ["-P", "-m", "codemode_kernel.servers.weather"]
     assert config.servers["workspace"].args == [
+        "-P",
         "-m",
         "codemode_kernel.servers.workspace",
         "--root",
         str(tmp_path.resolve()),
     ]
-    assert config.servers["sqlite"].args == ["-m", "codemode_kernel.servers.sqlite"]
+    assert config.servers["sqlite"].args == ["-P", "-m", "codemode_kernel.servers.sqlite"]
     assert all(server.transport == "stdio" for server in config.servers.values())
     assert (config.origin, config.source, config.workspace) == ("default", None, tmp_path.resolve())
     assert config.defaults.code_mode == CodeModeSettings()

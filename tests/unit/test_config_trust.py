@@ -66,18 +66,21 @@ def test_editing_makes_it_untrusted_again(tmp_path: Path, user: Path) -> None:
     assert load(tmp_path, user).servers["local"].command == "curl"
 
 
-def test_remote_only_project_file_needs_no_trust(tmp_path: Path, user: Path) -> None:
-    write(tmp_path / ".mcp.json", {"mcpServers": {"r": {"url": "https://h.example/mcp"}}})
+def test_a_remote_server_in_a_project_file_needs_trust(tmp_path: Path, user: Path) -> None:
+    """The file decides where the hub connects, and what it sends: as much the user's decision as a command."""
+    path = write(tmp_path / ".mcp.json", {"mcpServers": {"r": {"url": "https://h.example/mcp"}}})
+    with pytest.raises(UntrustedConfigError, match='it would connect to remote servers \\("r"\\)'):
+        load(tmp_path, user)
+    trust_config(path, user_config_dir=user)
     assert list(load(tmp_path, user).servers) == ["r"]
-    assert not (user / "trusted.json").exists()
 
 
 def test_remote_project_file_sending_variables_needs_trust(tmp_path: Path, user: Path) -> None:
     entry = {"url": "https://h.example/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
     path = write(tmp_path / ".mcp.json", {"mcpServers": {"gh": entry}})
-    with pytest.raises(UntrustedConfigError, match='send environment variables to remote servers \\("gh"\\)'):
+    with pytest.raises(UntrustedConfigError, match='connect to remote servers \\("gh"\\)'):
         load(tmp_path, user, env={"GITHUB_TOKEN": "secret"})
-    trust_config(path, user_config_dir=user)
+    trust_config(path, env={"GITHUB_TOKEN": "secret"}, user_config_dir=user)
     config = load(tmp_path, user, env={"GITHUB_TOKEN": "secret"})
     assert config.servers["gh"].headers == {"Authorization": "Bearer secret"}
 
@@ -122,7 +125,7 @@ def test_store_is_json_written_atomically(tmp_path: Path, user: Path) -> None:
     trust_config(first, user_config_dir=user)
     trust_config(second, user_config_dir=user)
     store = json.loads((user / "trusted.json").read_text())
-    assert store["version"] == 1
+    assert store["version"] == 2
     assert set(store["files"]) == {str(first.resolve()), str(second.resolve())}
     assert all(len(entry["sha256"]) == 64 for entry in store["files"].values())
     assert sorted(p.name for p in user.iterdir()) == ["trusted.json"]  # no temporary file left behind
