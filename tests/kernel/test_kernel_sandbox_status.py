@@ -46,8 +46,10 @@ def test_status_and_doctor_show_the_same_sandbox(kernel: Kernel, notebook: Path)
     # Both format one report, so a layer the settings turned off reads "off" in both, never "missing".
     status = kernel.run("%codemode status").stream()
     env = {k: v for k, v in os.environ.items() if k != "CODEMODE_CONFIG"}
+    # -P as the kernel has it (and as the `codemode` script has it in effect): `python -m` alone would put
+    # the notebook's folder on doctor's own import path, which its sandbox rightly reports as a gap.
     doctor = subprocess.run(
-        [sys.executable, "-m", "codemode_kernel.cli", "doctor", "--config", "sandboxed.json"],
+        [sys.executable, "-P", "-m", "codemode_kernel.cli", "doctor", "--config", "sandboxed.json"],
         cwd=notebook,
         env=env,
         capture_output=True,
