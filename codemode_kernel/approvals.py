@@ -1,39 +1,67 @@
-"""Approvals: a person decides before a program's call of a destructive tool is sent.
+"""Approvals: a person decides before a call of a destructive tool that a model or a program made is sent.
 
 A tool needs approval when its server marks it destructive (MCP annotations ``destructiveHint: true`` and
 not ``readOnlyHint``), or when the config lists it under ``codeMode.approve``; ``codeMode.autoApprove``
 skips the question for tools a user trusts. Patterns are ``tool`` (on any server), ``server/tool`` and
 ``server/*``.
 
-Who is asked depends on where the program runs (an ``Approver``): the kernel asks through an input request,
+Every call carries who originated it (an ``ApprovalCheck`` and its ``origin``): a program, the model's own
+tool call (classic mode, a tool offered beside ``execute_python``, ``codemode serve``'s passthrough), a
+notebook tool working for a program, or the person's own call (a tool function called in a cell or a
+script). The hub decides in one place (``ToolHub.acall``): everything but the person's own call is asked
+about. A call that does not say who originated it is asked about too, so a new way of calling tools
+cannot skip the question by forgetting to say whose call it is. Code that runs for someone else (a
+notebook tool's function, run for a program) says so with ``acting_for``: the tool calls it makes in that
+context are asked about as that caller's.
+
+Who is asked depends on the front door (an ``Approver``): the kernel asks through an input request,
 ``codemode serve`` through an MCP elicitation, ``codemode run`` on its terminal (or ``--approve``). The hub
 asks after the arguments are checked and before anything is sent; no decision within the call's timeout
-is a denial, and a denial is a ``ToolError`` the program can catch. The decision, and who made it, are in
-the call's record (``CallRecord.approval``).
+is a denial, and a denial is a ``ToolError`` the program (or the model) gets. The decision, who made it and
+for whom are in the call's record (``CallRecord.approval``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .toolspec import ToolSpec
 
 __all__ = [
+    "PERSONS_OWN_CALL",
     "ApprovalCheck",
     "ApprovalPolicy",
     "ApprovalRequest",
     "Approver",
     "Decision",
+    "Origin",
     "PromptApprover",
+    "acting_for",
     "approve_all",
+    "current_check",
     "deny_all",
     "pattern_matches",
     "question",
 ]
+
+Origin = Literal["program", "model", "notebook_tool", "person", "unstated"]
+"""Who originated a call: ``program`` (code a worker runs), ``model`` (the model's own tool call),
+``notebook_tool`` (a notebook tool's function, run for a program), ``person`` (a tool function the person
+called: a cell, a script), ``unstated`` (a hub call that did not say; asked about like a model's)."""
+
+_CALLERS: dict[str, str] = {
+    "program": "a program",
+    "model": "the model's own call (not a program)",
+    "notebook_tool": "notebook tool {through}, for a program",
+    "person": "the person's own call",
+    "unstated": "a call that does not say whose it is",
+}
 
 
 @dataclass(frozen=True)
@@ -47,11 +75,20 @@ class ApprovalRequest:
     """Why it is asked: ``its server marks it destructive (destructiveHint)``, or the config's pattern."""
     description: str = ""
     execution_id: str | None = None
+    origin: Origin = "program"
+    """Who originated the call (``Origin``)."""
+    through: str = ""
+    """For ``notebook_tool``: the notebook tool whose function made the call."""
 
     @property
     def qualified_name(self) -> str:
         """``server/tool``."""
         return f"{self.server}/{self.tool}"
+
+    @property
+    def caller(self) -> str:
+        """Whose call it is, in words: ``a program``, ``the model's own call (not a program)``..."""
+        return _CALLERS[self.origin].format(through=self.through or "?")
 
     def summary(self, width: int = 400) -> str:
         """``server/tool(arg=value, ...)`` on one line, long values cut."""
@@ -76,10 +113,17 @@ class Decision:
     message: str = ""
     """For a denial: the ToolError message the program gets, when the default one would not say why."""
 
-    def to_json(self, reason: str) -> dict[str, Any]:
-        """The record's ``approval``: the decision, who made it, its scope, and why it was asked."""
+    def to_json(self, reason: str, origin: Origin = "program") -> dict[str, Any]:
+        """The record's ``approval``: the decision, who made it, its scope, why it was asked, and for whom.
+
+        ``origin`` is left out for a program's call (the record as it was before other callers were asked
+        about, which saved notebooks and the sidebar hold), and said for every other.
+        """
         decision = "allowed" if self.allowed else "denied"
-        return {"decision": decision, "by": self.by, "scope": self.scope, "reason": reason}
+        record = {"decision": decision, "by": self.by, "scope": self.scope, "reason": reason}
+        if origin != "program":
+            record["origin"] = origin
+        return record
 
     def denial(self, request: ApprovalRequest, timeout: float) -> str:
         """The ToolError message a program gets for a denied call."""
@@ -88,11 +132,20 @@ class Decision:
         name = request.qualified_name
         if self.by == "timeout":
             return f"{name} was denied: no decision came within {timeout:g} s (its timeout); nothing was sent"
+        if self.by == "nobody" and request.origin == "unstated":
+            return (
+                f"{name} needs approval ({request.reason}) and the call does not say whose it is, so it "
+                "was asked about like a model's, nobody could be asked, and it was denied; nothing was "
+                "sent. Fix: say whose call it is: hub.call(..., approval=ApprovalCheck(policy, approver, "
+                'origin="model")) (codemode_kernel.approvals), or call the Toolbox\'s tool functions for '
+                "a person's own call"
+            )
         if self.by == "nobody":
             return (
                 f"{name} needs approval ({request.reason}) and nobody can be asked here, so it was denied; "
                 "nothing was sent. Fix: list it in codeMode.autoApprove, or run where a person can answer "
-                "(the kernel, codemode run on a terminal or with --approve all)"
+                "(the kernel, codemode run on a terminal or with --approve all; in Python, "
+                "Executor(..., approver=...))"
             )
         return f"{name} was denied by {self.by}; nothing was sent"
 
@@ -103,11 +156,41 @@ Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
 
 @dataclass(frozen=True)
 class ApprovalCheck:
-    """What the hub needs to decide a program's call: the policy, and whom to ask (None: nobody)."""
+    """What a call carries to the hub's decision: who originated it, the policy, and whom to ask.
+
+    ``approver`` None: nobody can be asked, and a call that needs approval is denied.
+    """
 
     policy: ApprovalPolicy
     approver: Approver | None
     execution_id: str | None = None
+    origin: Origin = "program"
+    through: str = ""
+    """For ``notebook_tool``: the notebook tool whose function makes the calls."""
+
+    def reason(self, spec: ToolSpec) -> str | None:
+        """Why this call of ``spec`` waits for a decision, or None: the one rule, applied by the hub.
+
+        The person's own call is never asked about (the person is the one deciding); every other call
+        (a program's, the model's, a notebook tool's for a program, one that does not say) is, when its
+        tool needs approval.
+        """
+        if self.origin == "person":
+            return None
+        return self.policy.reason(spec)
+
+    def request(self, spec: ToolSpec, arguments: dict[str, Any], reason: str) -> ApprovalRequest:
+        """What the approver is shown for this call."""
+        return ApprovalRequest(
+            spec.server,
+            spec.name,
+            arguments,
+            reason,
+            spec.description,
+            self.execution_id,
+            origin=self.origin,
+            through=self.through,
+        )
 
     async def decide(self, request: ApprovalRequest, timeout: float) -> Decision:
         """Ask, within ``timeout``; nobody to ask, or no answer in time, is a denial."""
@@ -117,6 +200,29 @@ class ApprovalCheck:
             return await asyncio.wait_for(self.approver(request), timeout)
         except TimeoutError:
             return Decision(False, "timeout")
+
+
+_acting_for: ContextVar[ApprovalCheck | None] = ContextVar("codemode_acting_for", default=None)
+
+
+@contextmanager
+def acting_for(check: ApprovalCheck) -> Iterator[ApprovalCheck]:
+    """Make the tool calls of this context ``check``'s, not the person's own.
+
+    Code run for someone else (a notebook tool's function run for a program) is asked about as that
+    caller's call. The context is this task's or thread's and what it hands on (``asyncio.to_thread``,
+    new tasks); a thread the code starts itself with ``threading.Thread`` does not inherit it.
+    """
+    token = _acting_for.set(check)
+    try:
+        yield check
+    finally:
+        _acting_for.reset(token)
+
+
+def current_check() -> ApprovalCheck | None:
+    """The check ``acting_for`` set for this context, or None (nobody said whose calls these are)."""
+    return _acting_for.get()
 
 
 def pattern_matches(pattern: str, server: str, tool: str) -> bool:
@@ -145,6 +251,10 @@ class ApprovalPolicy:
         if annotations.get("destructiveHint") is True and not annotations.get("readOnlyHint"):
             return "its server marks it destructive (destructiveHint)"
         return None
+
+
+PERSONS_OWN_CALL = ApprovalCheck(ApprovalPolicy(), None, origin="person")
+"""The check of a person's own call (a tool function called in a cell or a script): never asked about."""
 
 
 class PromptApprover:
@@ -191,6 +301,7 @@ def question(request: ApprovalRequest) -> str:
     """The prompt a person sees: the call, why it is asked, and the answers (short lines: an input box)."""
     return (
         f"codemode: {request.summary(width=100)} needs approval\n"
+        f"  from: {request.caller}\n"
         f"  why: {request.reason}\n"
         "  y = allow this call, a = allow this tool from now on, n = deny (default): "
     )

@@ -8,6 +8,11 @@ with a method. It is also indexable by the original tool name (``tb.tools["get-w
 ``"server/tool"``; ``tb.by_server["weather"]`` holds one server's tools; ``tb.atools`` has the async
 twins (``await tb.atools.get_weather(...)``, usable with ``asyncio.gather``).
 
+A call of these functions is the person's own (a cell, a script): never asked about, even for a
+destructive tool, since the person is the one deciding. Called by code that runs for someone else (a
+notebook tool's function run for a program: ``approvals.acting_for``), it is that caller's call and is
+asked about (docs/approvals.md).
+
 ``start()`` returns once the servers are connected, or after a short wait (``ToolHub.start_wait``)
 with slow ones still connecting behind: their tools appear as each one is ready, and naming such a tool
 (``tb.tools.slow_tool``) or server (``tb.by_server["slow"]``) waits for them. ``wait_for_servers()``
@@ -25,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from .approvals import PERSONS_OWN_CALL, ApprovalCheck, ApprovalPolicy, current_check
 from .artifacts import ArtifactStore
 from .calllog import CallLog
 from .config import CodeModeSettings, Config, load_config, resolve_code_mode
@@ -123,15 +129,17 @@ class Toolbox:
         state_dir = config.workspace / ".codemode"
         # The call log is the hub's, set up here where the config is known: results over the config's
         # artifactThresholdBytes go to the workspace's artifact store (whoever runs programs reads it).
+        code_mode = resolve_code_mode(config, None)
         call_log = CallLog(
             spill_dir=state_dir,
             artifacts=ArtifactStore.for_workspace(config.workspace),
-            max_result_bytes=resolve_code_mode(config, None).artifact_threshold_bytes,
+            max_result_bytes=code_mode.artifact_threshold_bytes,
         )
         self.hub = ToolHub(
             [cfg for cfg in config.servers.values()],
             state_dir=state_dir,
             call_log=call_log,
+            approvals=ApprovalPolicy(code_mode.approve, code_mode.auto_approve),
             connect_timeout=config.defaults.connect_timeout or DEFAULT_CONNECT_TIMEOUT,
             start_wait=config.defaults.start_wait or DEFAULT_START_WAIT,
         )
@@ -363,7 +371,9 @@ class Toolbox:
         hub, server, tool = self.hub, model.spec.server, model.spec.name
         function = make_tool_function(
             model,
-            lambda arguments, on_progress: call_reporting(hub, server, tool, arguments, on_progress),
+            lambda arguments, on_progress: call_reporting(
+                hub, server, tool, arguments, on_progress, _whose_call()
+            ),
             module=_MODULE,
         )
         return _with_model(function, model)
@@ -372,7 +382,9 @@ class Toolbox:
         hub, server, tool = self.hub, model.spec.server, model.spec.name
         function = make_async_tool_function(
             model,
-            lambda arguments, on_progress: acall_reporting(hub, server, tool, arguments, on_progress),
+            lambda arguments, on_progress: acall_reporting(
+                hub, server, tool, arguments, on_progress, _whose_call()
+            ),
             module=_MODULE,
         )
         return _with_model(function, model)
@@ -392,6 +404,14 @@ class _ServerTools(dict[str, ToolNamespace]):
         if found is None:
             raise KeyError(f"no tools of a server named {server!r}; servers with tools: {', '.join(self)}")
         return found
+
+
+def _whose_call() -> ApprovalCheck:
+    """Whose a tool function's call is, read where the function is called.
+
+    The caller's that ``acting_for`` names (a notebook tool run for a program), else the person's own.
+    """
+    return current_check() or PERSONS_OWN_CALL
 
 
 def _with_model(function: _F, model: ToolModel) -> _F:

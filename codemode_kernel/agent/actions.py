@@ -2,7 +2,9 @@
 
 Whatever happens to the call (bad arguments, an unknown name, a failing program, a failing tool), the
 model gets text back that says so; only the executor's own failure (status ``internal``) is left for the
-loop to stop on.
+loop to stop on. A tool the model calls itself (classic mode, a tool excluded from code mode) is the model's
+own call: the hub asks about it as it asks about a program's (``approvals.py``), the executor's approver
+deciding, and a denial is a failure the model is told about.
 """
 
 from __future__ import annotations
@@ -14,8 +16,16 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..approvals import ApprovalCheck
 from ..calllog import CallRecord
-from ..errors import ArtifactError, ServerError, ToolArgumentError, ToolTimeoutError, UnknownToolError
+from ..errors import (
+    ArtifactError,
+    ServerError,
+    ToolArgumentError,
+    ToolError,
+    ToolTimeoutError,
+    UnknownToolError,
+)
 from ..executor import Executor
 from ..executor.owned import OwnedTool
 from ..limits import MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
@@ -41,7 +51,8 @@ from .toolset import AgentToolset
 
 __all__ = ["ActionRunner"]
 
-_CALL_FAILURES = (ToolArgumentError, UnknownToolError, ToolTimeoutError, ServerError)
+_CALL_FAILURES = (ToolArgumentError, UnknownToolError, ToolTimeoutError, ServerError, ToolError)
+"""What a classic call can end in without a result; ``ToolError``: it needed approval and was denied."""
 
 
 class ActionRunner:
@@ -182,8 +193,10 @@ class ActionRunner:
         unsubscribe = self.toolbox.hub.call_log.subscribe(collect)
         started = time.monotonic()
         wire: dict[str, Any] | None = None
+        # The model's own call: asked about like its programs' calls, by the same approver.
+        model_call = ApprovalCheck(self.executor.approvals, self.executor.approver, origin="model")
         try:
-            wire = await self.toolbox.hub.acall(spec.server, spec.name, arguments)
+            wire = await self.toolbox.hub.acall(spec.server, spec.name, arguments, approval=model_call)
         except _CALL_FAILURES as exc:
             view = failure_text(exc)
         else:

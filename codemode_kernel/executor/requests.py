@@ -5,6 +5,9 @@ module reads the worker's frames during one execution (checked on arrival: ``exe
 them: tool calls (through the hub, or from a replay record), ``llm()`` (through the configured model,
 logged like a tool call), and artifact requests (against the workspace's store, off the loop). Each
 answer is a ``tool_result`` or ``artifact_result`` frame back to the worker (docs/protocol.md).
+
+A caller's tool answered here (a notebook's function) runs for the program: the tool calls it makes are
+the program's to approve (``approvals.acting_for``), asked about by the run's approver.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import logging
 from typing import Any, cast
 
+from ..approvals import ApprovalCheck, acting_for
 from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings
 from ..errors import (
@@ -158,12 +162,24 @@ class WorkerRequests:
         arguments: dict[str, Any],
         seq: int | None,
     ) -> None:
-        """Answer a call of the caller's own tool (a notebook's function): checked, run, logged like any."""
+        """Answer a call of the caller's own tool (a notebook's function): checked, run, logged like any.
+
+        The function runs for the program: the tool calls it makes are asked about as the program's.
+        """
         calls = self.hub.call_log
         record = calls.start(spec.server, spec.name, arguments, execution_id=state.execution_id, seq=seq)
+        run = state.plan.approval
+        for_program = ApprovalCheck(
+            run.policy if run is not None else self.hub.unstated.policy,
+            run.approver if run is not None else None,
+            state.execution_id,
+            origin="notebook_tool",
+            through=spec.name,
+        )
         try:
             ArgumentValidator(spec).validate(arguments)
-            result = await answer(arguments)
+            with acting_for(for_program):
+                result = await answer(arguments)
         except ToolArgumentError as exc:
             calls.finish(record, "invalid_arguments", error=str(exc))
             _fail(state, call_id, _error_data(exc, spec.name))

@@ -4,7 +4,9 @@ All connections live on one background event loop thread (see ``loop.py``). Serv
 concurrently; one that fails is reported with its reason and stderr log and does not hold up the rest,
 and one that is slow keeps connecting in the background while the others are used.
 Each call is validated against the tool's own input schema before anything is sent, bounded by a
-timeout that cancels it at the server, and appended to the CallLog.
+timeout that cancels it at the server, and appended to the CallLog. Every call a model or a program
+originates waits here, in one place, for an approval when its tool needs one (``approvals.py``): each call
+carries who originated it, and one that does not say is asked about too.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from mcp import MCPError
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 
-from ..approvals import ApprovalCheck, ApprovalRequest
+from ..approvals import ApprovalCheck, ApprovalPolicy, current_check
 from ..calllog import CallLog, CallRecord
 from ..config import ServerConfig
 from ..errors import ServerError, ToolArgumentError, ToolError, ToolTimeoutError, UnknownToolError
@@ -96,6 +98,7 @@ class ToolHub:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         start_wait: float = DEFAULT_START_WAIT,
         call_log: CallLog | None = None,
+        approvals: ApprovalPolicy | None = None,
     ) -> None:
         """Set up; nothing connects before ``start()``.
 
@@ -106,6 +109,9 @@ class ToolHub:
             start_wait: seconds ``start()`` waits at least, after a server got ready, for the others
                 before returning without them (``defaults.startWait``; see ``start``).
             call_log: the call log to append to (a new one by default).
+            approvals: which tools need approval (``codeMode.approve``/``autoApprove``) for a call that
+                does not say who originated it (``acall``'s ``approval``); such a call has nobody to ask
+                and is denied when its tool needs approval. By default only the servers' annotations.
         """
         self._configs = list(servers)
         self.state_dir = state_dir
@@ -120,6 +126,8 @@ class ToolHub:
         self._listeners: list[Callable[[], None]] = []
         self.tools_version = 0
         """Grows by one whenever any server's tool list changes."""
+        self.unstated = ApprovalCheck(approvals or ApprovalPolicy(), None, origin="unstated")
+        """The check of a call that does not say who originated it: asked about, with nobody to ask."""
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -255,8 +263,11 @@ class ToolHub:
         An interrupt (KeyboardInterrupt) while waiting cancels the call at the server.
 
         ``execution_id`` and ``seq`` place the call in a program's record (its execution, its number there).
-        ``approval``: a call its policy says needs approval waits for a decision (``approvals.py``), within
-        the call's timeout, after its arguments are checked; the decision is in its record.
+        ``approval``: who originated the call, the policy and whom to ask (``approvals.ApprovalCheck``).
+        Without it, the check ``approvals.acting_for`` set for this context, else ``unstated``: a call
+        that does not say whose it is is asked about like a model's. A call of a tool that needs approval
+        waits for a decision (unless it is the person's own, ``approvals.PERSONS_OWN_CALL``) within the
+        call's timeout, after its arguments are checked; the decision is in its record.
 
         Raises:
             UnknownToolError: no such server or tool.
@@ -266,8 +277,10 @@ class ToolHub:
             ToolError: the call needed approval and was denied; nothing was sent.
         """
         loop = self._require_loop()
+        # Read here, in the caller's context, before the call moves to the hub's loop.
+        check = approval if approval is not None else (current_check() or self.unstated)
         return await loop.run_async(
-            self._call(server, tool, arguments or {}, timeout, progress, execution_id, seq, approval)
+            self._call(server, tool, arguments or {}, timeout, progress, execution_id, seq, check)
         )
 
     call = blocking(acall, loop=lambda hub: hub._require_loop())
@@ -380,8 +393,8 @@ class ToolHub:
         timeout: float | None,
         progress: ProgressCallback | None,
         execution_id: str | None,
-        seq: int | None = None,
-        approval: ApprovalCheck | None = None,
+        seq: int | None,
+        approval: ApprovalCheck,
     ) -> dict[str, Any]:
         conn = self._connection(server)
         limit = timeout if timeout is not None else (conn.config.timeout or DEFAULT_CALL_TIMEOUT)
@@ -394,14 +407,16 @@ class ToolHub:
         except ToolArgumentError as exc:
             self.call_log.finish(record, "invalid_arguments", error=str(exc))
             raise
-        if approval is not None and (reason := approval.policy.reason(spec)) is not None:
-            request = ApprovalRequest(server, tool, arguments, reason, spec.description, execution_id)
+        if (reason := approval.reason(spec)) is not None:
+            request = approval.request(spec, arguments, reason)
+            if execution_id is not None:
+                request = replace(request, execution_id=execution_id)
             try:
                 decision = await approval.decide(request, max(0.0, deadline - loop.time()))
             except asyncio.CancelledError:
                 self.call_log.finish(record, "cancelled", error="cancelled while waiting for approval")
                 raise
-            record = replace(record, approval=decision.to_json(reason))
+            record = replace(record, approval=decision.to_json(reason, approval.origin))
             if not decision.allowed:
                 message = decision.denial(request, limit)
                 self.call_log.finish(record, "denied", error=message)

@@ -99,6 +99,12 @@ def build_server(
     sessions = SessionTable(limits.max_sessions, lambda: executor.sessions)
     allowances = Allowances()
 
+    def client_approver(ctx: Context[Any, Any]) -> ClientApprover:
+        """Whom an excluded tool's direct call asks: its request's client, with its session's allowances."""
+        return ClientApprover(
+            ctx, asyncio.get_running_loop(), allowances.of(client_scope(ctx, stdio=transport == "stdio"))
+        )
+
     async def execute_python(
         code: Annotated[str, Field(description=CODE_PARAMETER)],
         ctx: Context[Any, Any],
@@ -155,7 +161,7 @@ def build_server(
         # execute_python first, then the excluded tools under their own names and schemas.
         tools=[
             Tool.from_function(execute_python, name=EXECUTE_PYTHON, description=refresher.description),
-            *passthrough_tools(toolbox, settings),
+            *passthrough_tools(toolbox, settings, approver=client_approver),
         ],
         subscriptions=bus,
     )

@@ -147,10 +147,15 @@ class ClientApprover:
 
 def message(request: ApprovalRequest) -> str:
     """What the client shows its user: the call, why it is asked, and the choices."""
-    return (
+    who = "the program" if request.origin == "program" else "the caller"
+    first = (
         f"A program run by codemode wants to call {request.summary()}.\n"
-        f"It needs approval: {request.reason}.\n"
-        f"Decide: {ALLOW_ONCE}, {ALLOW_SESSION}, or {DENY} (the program gets a ToolError; nothing is sent)."
+        if request.origin == "program"
+        else f"codemode was asked to call {request.summary()}.\nFrom: {request.caller}.\n"
+    )
+    return (
+        f"{first}It needs approval: {request.reason}.\n"
+        f"Decide: {ALLOW_ONCE}, {ALLOW_SESSION}, or {DENY} ({who} gets a ToolError; nothing is sent)."
     )
 
 

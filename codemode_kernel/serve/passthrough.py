@@ -4,7 +4,9 @@ An excluded tool is not a function in programs, so a host could not reach it at 
 it beside ``execute_python``: under its own name, with the upstream's input schema, output schema, title,
 description and annotations, called through the hub (argument validation, timeout, call log) and answered
 with the upstream's result as it came (content, structuredContent, isError). The upstream's progress
-reaches the client when it asked for progress.
+reaches the client when it asked for progress. Such a call is the client's model's own call: one of a tool
+that needs approval is asked about like a program's (``approvals.py``), of the client that made it
+(``approver``), and denied with the fix when nobody can be asked.
 
 Names are the ones ``%%agent`` gives its model (``agent.build_toolset``), so ``execute_python``'s
 description names exactly the tools offered. A name already taken (by ``execute_python``, or by an excluded
@@ -19,7 +21,7 @@ import asyncio
 import concurrent.futures
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from mcp.server.mcpserver import Context
@@ -31,31 +33,47 @@ from pydantic import ConfigDict, ValidationError
 
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import EXECUTE_PYTHON
+from ..approvals import ApprovalCheck, ApprovalPolicy, Approver
 from ..config import CodeModeSettings
 from ..errors import CodeModeError
 from ..hub import ToolHub
 from ..toolbox import Toolbox
 from ..toolspec import ToolSpec
 
-__all__ = ["passthrough_tools"]
+__all__ = ["ClientApprovers", "passthrough_tools"]
 
 log = logging.getLogger(__name__)
 
+ClientApprovers = Callable[[Context[Any, Any]], Approver | None]
+"""The approver of one request's client (``serve.approval.ClientApprover``), made on the server's loop."""
+
 
 def passthrough_tools(
-    toolbox: Toolbox, settings: CodeModeSettings, *, stderr: TextIO | None = None
+    toolbox: Toolbox,
+    settings: CodeModeSettings,
+    *,
+    stderr: TextIO | None = None,
+    approver: ClientApprovers | None = None,
 ) -> list[Tool]:
     """The excluded tools as SDK tools (what ``MCPServer(tools=...)`` takes), renamed ones reported.
 
     The names come from the same rule as ``execute_python``'s description (``build_toolset``), and
-    never equal ``execute_python``.
+    never equal ``execute_python``. ``approver`` gives whom to ask about a call that needs approval (the
+    settings' ``approve``/``autoApprove`` and the servers' annotations say which); without it nobody
+    can be asked and such a call is denied.
     """
     offered = build_toolset(
         toolbox.models_for(settings), toolbox.hub.tool_specs(), settings, AgentOptions()
     ).classic
     for note in _renaming_notes(offered):
         print(f"codemode serve: {note}", file=stderr or sys.stderr)
-    return [_tool(name, spec, toolbox.hub) for name, spec in offered.items()]
+    policy = ApprovalPolicy(settings.approve, settings.auto_approve)
+
+    def check(context: Context[Any, Any]) -> ApprovalCheck:
+        asked = approver(context) if approver is not None else None
+        return ApprovalCheck(policy, asked, origin="model")
+
+    return [_tool(name, spec, toolbox.hub, check) for name, spec in offered.items()]
 
 
 def _renaming_notes(offered: Mapping[str, ToolSpec]) -> list[str]:
@@ -84,14 +102,21 @@ class _UpstreamArguments(ArgModelBase):
         return {"arguments": dict(self.model_extra or {})}
 
 
-def _tool(name: str, spec: ToolSpec, hub: ToolHub) -> Tool:
-    """An SDK tool with ``spec``'s own schemas and texts, whose calls go to the upstream through ``hub``."""
+def _tool(
+    name: str, spec: ToolSpec, hub: ToolHub, check: Callable[[Context[Any, Any]], ApprovalCheck]
+) -> Tool:
+    """An SDK tool with ``spec``'s own schemas and texts, whose calls go to the upstream through ``hub``.
+
+    ``check`` says whose call it is and whom to ask, for the request's client.
+    """
 
     async def call_upstream(arguments: dict[str, Any], context: Context[Any, Any]) -> CallToolResult:
         relay = _ProgressRelay(context, hub)
         try:
-            result = await hub.acall(spec.server, spec.name, arguments, progress=relay.forward)
-        except CodeModeError as exc:  # invalid arguments, timeout, server gone: the caller reads why
+            result = await hub.acall(
+                spec.server, spec.name, arguments, progress=relay.forward, approval=check(context)
+            )
+        except CodeModeError as exc:  # invalid arguments, timeout, denied, server gone: the caller reads why
             await relay.drain()
             raise MCPToolError(str(exc)) from exc
         await relay.drain()
