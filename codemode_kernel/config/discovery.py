@@ -17,7 +17,14 @@ from pathlib import Path
 
 from .models import ConfigOrigin
 
-__all__ = ["PROJECT_FILES", "USER_CONFIG_FILE", "find_config", "resolve_user_dir", "user_config_dir"]
+__all__ = [
+    "PROJECT_FILES",
+    "USER_CONFIG_FILE",
+    "find_config",
+    "resolve_user_dir",
+    "shadowed_config",
+    "user_config_dir",
+]
 
 PROJECT_FILES = ("codemode.json", ".mcp.json", ".vscode/mcp.json")
 """Project-local files, in the order they are tried."""
@@ -69,6 +76,20 @@ def find_config(
     if (user_dir / USER_CONFIG_FILE).is_file():
         return user_dir / USER_CONFIG_FILE, "user"
     return None, "default"
+
+
+def shadowed_config(found: Path, cwd: Path, user_dir: Path) -> Path | None:
+    """The config that would be used if the project file ``found`` were not there, if any.
+
+    A project file that takes another's place changes which servers run even when it says nothing
+    dangerous itself; a program could create one (a name that does not exist yet cannot be hidden).
+    """
+    names = [cwd / name for name in PROJECT_FILES]
+    after = names[names.index(found) + 1 :] if found in names else []
+    for candidate in [*after, user_dir / USER_CONFIG_FILE]:
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def resolve_user_dir(given: Path | None, env: Mapping[str, str] | None = None) -> Path:

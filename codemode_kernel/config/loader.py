@@ -24,7 +24,7 @@ from pydantic import Field
 from ..errors import ConfigError, UntrustedConfigError
 from .builtin import default_config
 from .codemode import check_select_models
-from .discovery import USER_CONFIG_FILE, find_config, resolve_user_dir
+from .discovery import USER_CONFIG_FILE, find_config, resolve_user_dir, shadowed_config
 from .entries import load_server
 from .expand import Expander
 from .jsonpath import join
@@ -239,7 +239,10 @@ def _load_file(
         own = [relaxation for relaxation in relaxations if relaxation.file == doc.display]
         record = make_record(path, doc.content, servers, cwd=cwd, roots=(_workspace_folder(path), workspace))
         if check:
-            _check_trust(doc, servers, own, record, user_dir)
+            replaced = shadowed_config(path, cwd, user_dir)
+            _check_trust(
+                doc, servers, own, record, user_dir, replaced=_display(replaced, cwd) if replaced else None
+            )
     config = Config(
         servers=servers,
         defaults=defaults,
@@ -395,16 +398,19 @@ def _check_trust(
     relaxations: list[Relaxation],
     record: TrustRecord,
     user_dir: Path,
+    *,
+    replaced: str | None = None,
 ) -> None:
     """Refuse a project file that would act for the user, unless it is trusted as it is now.
 
     Acting for the user: starting commands, connecting to remote servers (a URL and headers of the file's
     choosing decide where a secret goes), or loosening a protection (relaxations.py). A file that does none
-    of these (no servers, harmless settings) is used as it is.
+    of these (no servers, harmless settings) is used as it is, unless it takes the place of another config
+    (``replaced``): then the servers the user chose would silently vanish.
     """
     starters = [n for n, s in servers.items() if s.transport == "stdio" and not s.disabled]
     remotes = [n for n, s in servers.items() if s.transport != "stdio" and not s.disabled]
-    if not starters and not remotes and not relaxations:
+    if not starters and not remotes and not relaxations and replaced is None:
         return
     check = check_trust(trust_key(doc.path), record, user_config_dir=user_dir)
     if check.trusted:
@@ -421,6 +427,8 @@ def _check_trust(
     if relaxations:
         loosened = "; ".join(f"{r.setting}: {r.effect}" for r in relaxations)
         risks.append(f"loosen protections ({loosened})")
+    if replaced is not None:
+        risks.append(f"be used instead of {replaced}")
     raise UntrustedConfigError(
         f"{what}; it would {' and '.join(risks)}",
         file=doc.display,

@@ -191,3 +191,18 @@ def test_project_config_says_what_trusting_allows(tmp_path: Path, user: Path) ->
         f'server "local" starts {sys.executable} server.py',
         "defaults.codeMode.sandbox.network: programs may use the network",
     ]
+
+
+def test_a_harmless_file_that_takes_another_configs_place_needs_trust(tmp_path: Path, user: Path) -> None:
+    """A program can create codemode.json beside a trusted .mcp.json: the user's servers would vanish."""
+    (tmp_path / "server.py").write_text("")
+    trust_config(write(tmp_path / ".mcp.json", stdio("server.py")), env={}, user_config_dir=user)
+    planted = write(tmp_path / "codemode.json", {"defaults": {"codeMode": {"timeout": 60}}})
+    with pytest.raises(UntrustedConfigError, match=r"it would be used instead of \.mcp\.json"):
+        load(tmp_path, user)
+    planted.unlink()
+    write(user / "config.json", {"mcpServers": {}})
+    planted = write(tmp_path / "codemode.json", {"defaults": {"codeMode": {"timeout": 60}}})
+    (tmp_path / ".mcp.json").unlink()
+    with pytest.raises(UntrustedConfigError, match="it would be used instead of .*config.json"):
+        load(tmp_path, user)
