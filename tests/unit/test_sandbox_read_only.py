@@ -73,9 +73,7 @@ def _attempts(d: Dirs, p: dict[str, Path]) -> dict[str, str]:
         "change a package": attempt(lambda: _write(p["package"], mode="a")),
         "move site-packages": attempt(lambda: os.rename(site, ws / "elsewhere")),
         "hard link into site-packages": attempt(lambda: os.link(ws / "data.txt", site / "x.pth")),
-        "re-point the link": attempt(
-            lambda: (os.unlink(p["linked"]), os.symlink(ws / "data.txt", p["linked"]))
-        ),
+        "re-point the link": attempt(lambda: _repoint(p["linked"], ws / "data.txt")),
         "read script": attempt(p["script"].read_text),
         "import from site-packages": attempt(lambda: (site / "pkg" / "__init__.py").read_text()),
         "write beside the script": attempt(lambda: _write(p["sibling"], "fine")),
