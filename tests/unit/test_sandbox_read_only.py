@@ -190,3 +190,8 @@ def test_the_policy_travels_with_its_read_only_paths(tmp_path: Path) -> None:
     # The link's target, and the directory holding the link (whoever writes it can re-point the link).
     real = Path(os.path.realpath(tmp_path))
     assert again.read_only_paths() == (real / "a.py", real / "target", real)
+    # A link programs cannot write (outside the workspace) adds nothing.
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "to-ws").symlink_to(tmp_path / "ws")
+    inside = SandboxPolicy(workspace=tmp_path / "ws", read_only=(tmp_path / "to-ws" / "server.py",))
+    assert inside.read_only_paths() == (real / "ws" / "server.py",)

@@ -237,14 +237,18 @@ class SandboxPolicy:
         """Every read-only path, with symlinks resolved, and the directories holding a symlink on the way.
 
         ``srv/run.sh`` that is a link is kept by its target; the link itself can be replaced by whoever
-        may write its directory, so that directory is read-only too.
+        may write its directory, so that directory is read-only too when programs may write it (a link
+        elsewhere, ``/home`` pointing to another disk, say, is none of their business).
         """
+        roots = [os.path.realpath(p) for p in self.writable_paths()]
         seen: dict[Path, None] = {}
         for path in self.read_only:
             text = os.path.abspath(path)
             seen.setdefault(Path(os.path.realpath(text)), None)
             for link in _links_on_the_way(Path(text)):
-                seen.setdefault(Path(os.path.realpath(link.parent)), None)
+                holder = os.path.realpath(link.parent)
+                if any(holder == root or holder.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
+                    seen.setdefault(Path(holder), None)
         return tuple(seen)
 
     def to_dict(self) -> dict[str, Any]:
