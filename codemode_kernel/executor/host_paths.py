@@ -14,8 +14,9 @@ neither):
 - code to keep read-only: where host processes import from (``sys.path``, the site directories and the
   ``.pth`` files in them, the prefix of the environment, editable installs, codemode_kernel itself) and
   Jupyter's data and config paths (kernel specs name commands, server config runs), wherever they lie
-  inside a directory programs may write. A program that changed one would have its code run outside the
-  sandbox at the next start.
+  inside a directory programs may write, and a git repository's configuration and hooks there (git runs
+  what they name: ``core.fsmonitor`` on every ``git status`` an editor makes, a hook on every commit). A
+  program that changed one would have its code run outside the sandbox at the next start.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["host_code", "jupyter_secrets"]
+__all__ = ["GIT_CONTROLS", "host_code", "jupyter_secrets"]
+
+GIT_CONTROLS = ("config", "hooks")
+"""What in a repository's ``.git`` makes git run commands: its configuration and its hooks."""
 
 _IMPORTABLE = (".pth", *importlib.machinery.all_suffixes())
 """Files in a directory on the import path that the host could import or that ``site`` runs at start."""
@@ -74,7 +78,7 @@ def _running_kernel_files() -> list[str]:
 
 
 def host_code(roots: Iterable[Path]) -> tuple[Path, ...]:
-    """What host processes import or Jupyter reads as code, inside the writable ``roots``.
+    """What host processes import, Jupyter reads as code or git runs, inside the writable ``roots``.
 
     A directory of the import path inside a root is returned whole. One that IS a root (a project installed
     with ``pip install -e .``) is returned itself, so that the sandbox reports that new modules can be
@@ -82,6 +86,9 @@ def host_code(roots: Iterable[Path]) -> tuple[Path, ...]:
     """
     resolved = tuple(dict.fromkeys(Path(os.path.realpath(root)) for root in roots))
     found: dict[Path, None] = {}
+    for root in resolved:
+        if (root / ".git").is_dir():  # a worktree's ``.git`` file points outside, where Landlock holds it
+            found.update(dict.fromkeys(root / ".git" / name for name in GIT_CONTROLS))
     for place in _import_places():
         for root in resolved:
             if place == root:
