@@ -6,11 +6,13 @@ config's bytes alone would let anyone who can edit ``server.py`` (a program writ
 code at the next start with the config still "trusted". So trust records a digest of every such file inside
 the project, and the sandbox makes them read-only to programs.
 
-The rule is deliberately simple and errs on the side of listing more: every argument that names an existing
-file or directory (relative to the server's working directory, or absolute), the command itself when it is a
-path, the module of ``-m`` when it is a local file or package, and the ``envFile`` whether it exists or not
-(creating it later would change what runs). Launchers that fetch code (``npx pkg``, ``uvx pkg``) name no
-local file and add nothing.
+The rule: an argument that names an existing file of code (by its suffix, or executable) or a directory
+that holds a project or package (``pyproject.toml``, ``package.json``, ``__init__.py``, ...), relative to the
+server's working directory or absolute; the command itself when it is a path; the module of ``-m`` when it
+is a local file or package; and the ``envFile`` whether it exists or not (creating it later would change
+what runs). A directory or file given as data (server-filesystem's ``./data``, a ``--db`` file) is not
+code: programs keep writing it. Launchers that fetch code (``npx pkg``, ``uvx pkg``) name no local file
+and add nothing.
 """
 
 from __future__ import annotations
@@ -52,11 +54,72 @@ def server_files(server: ServerConfig, cwd: Path) -> tuple[Path, ...]:
             continue
         # ``--directory=srv`` names a path after its "="; a bare ``-x`` names none.
         value = arg.partition("=")[2] if arg.startswith("--") else "" if arg.startswith("-") else arg
-        if value and os.path.lexists(candidate := _absolute(value, base)):
+        if value and _is_code(candidate := _absolute(value, base)):
             found[candidate] = None
     if server.env_file is not None:
         found[_absolute(str(server.env_file), base)] = None
     return tuple(found)
+
+
+CODE_SUFFIXES = frozenset(
+    [
+        ".py",
+        ".pyw",
+        ".pyz",
+        ".pyc",
+        ".js",
+        ".mjs",
+        ".cjs",
+        ".ts",
+        ".mts",
+        ".cts",
+        ".jsx",
+        ".tsx",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".fish",
+        ".rb",
+        ".pl",
+        ".php",
+        ".lua",
+        ".r",
+        ".jar",
+        ".exe",
+        ".bat",
+        ".cmd",
+        ".ps1",
+        ".wasm",
+        ".so",
+        ".dylib",
+        ".dll",
+    ]
+)
+"""Files named in ``args`` with these suffixes are code, whatever their mode."""
+
+PROJECT_MARKERS = (
+    "__init__.py",
+    "__main__.py",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "package.json",
+    "deno.json",
+    "Cargo.toml",
+    "go.mod",
+)
+"""A directory named in ``args`` that holds one of these is code (``uv --directory srv run``), not data."""
+
+
+def _is_code(path: Path) -> bool:
+    """Whether an argument's path is code the server runs (see the module docstring), not data it serves."""
+    if path.is_symlink() and not path.exists():
+        return True  # a dangling link could be pointed at code at any time
+    if path.is_dir():
+        return any((path / marker).exists() for marker in PROJECT_MARKERS)
+    if path.is_file():
+        return path.suffix.lower() in CODE_SUFFIXES or os.access(path, os.X_OK)
+    return False
 
 
 def run_files(config: Config, cwd: Path | None = None) -> tuple[Path, ...]:

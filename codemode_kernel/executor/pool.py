@@ -235,7 +235,9 @@ class WorkerPool:
         config = self.toolbox.config
         kernel_files = [config.source, config.settings_source, user_config_dir()]
         kernel_files += [server.env_file for server in config.servers.values()]
-        kernel_files += [config.workspace / name for name in PROJECT_CONFIG_NAMES]
+        # Those that exist; one that does not cannot be covered, and a config a program creates there is
+        # an untrusted project config the next start refuses (config/loader.py), so no warning for them.
+        kernel_files += [p for name in PROJECT_CONFIG_NAMES if os.path.lexists(p := config.workspace / name)]
         chosen = self.settings.sandbox
         in_workspace = [config.workspace / os.path.expanduser(p) for p in chosen.hidden]
         hidden = (

@@ -18,10 +18,24 @@ def test_scripts_modules_commands_and_env_files_are_named(tmp_path: Path) -> Non
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "run.sh").write_text("#!/bin/sh\n")
     (tmp_path / "srv").mkdir()
+    (tmp_path / "srv" / "pyproject.toml").write_text("")
+    (tmp_path / "data").mkdir()  # served as data: programs keep writing it
+    (tmp_path / "notes.db").write_text("")
     files = server_files(
         _server(
             command="./run.sh",
-            args=["server.py", "-m", "pkg.main", "--directory=srv", "-v", "not-a-file", "/nonexistent/x"],
+            args=[
+                "server.py",
+                "-m",
+                "pkg.main",
+                "--directory=srv",
+                "-v",
+                "not-a-file",
+                "/nonexistent/x",
+                "data",
+                "--db",
+                "notes.db",
+            ],
             envFile=str(tmp_path / ".env.mcp"),
         ),
         tmp_path,
