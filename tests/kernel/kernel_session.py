@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -127,3 +129,27 @@ def kernel_in(
     finally:
         kernel.client.stop_channels()
         kernel.manager.shutdown_kernel(now=now)
+
+
+@contextmanager
+def memory_kernel(
+    jupyter_path: Path, notebook: Path, memory_server_bin: str, model_url: str
+) -> Iterator[Kernel]:
+    """A kernel in ``notebook`` with npm server-memory (its graph in the notebook's folder), the demo weather
+    server and the scripted model ``scripted`` at ``model_url``: the approval tests' setting."""
+    memory = {
+        "command": memory_server_bin,
+        "env": {"MEMORY_FILE_PATH": str(notebook / "memory.jsonl")},
+        "timeout": 4,
+    }
+    config = {
+        "mcpServers": {
+            "memory": memory,
+            "weather": {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]},
+        },
+        "workspace": str(notebook),
+        "models": [{"ref": "scripted", "provider": "openai", "model": "scripted", "baseUrl": model_url}],
+    }
+    (notebook / "codemode.json").write_text(json.dumps(config))
+    with configured_kernel(jupyter_path, notebook, notebook / "codemode.json") as kernel:
+        yield kernel

@@ -3,14 +3,12 @@ person would (jupyter_client), for a real destructive tool (npm server-memory's 
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Kernel, configured_kernel
+from kernel_session import Kernel, memory_kernel
 
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
 
@@ -44,21 +42,7 @@ def kernel(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Kernel]:
     notebook = tmp_path_factory.mktemp("approvals-notebook")
-    memory = {
-        "command": memory_server_bin,
-        "env": {"MEMORY_FILE_PATH": str(notebook / "memory.jsonl")},
-        "timeout": 4,
-    }
-    config = {
-        "mcpServers": {
-            "memory": memory,
-            "weather": {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]},
-        },
-        "workspace": str(notebook),
-        "models": [{"ref": "scripted", "provider": "openai", "model": "scripted", "baseUrl": model.base_url}],
-    }
-    (notebook / "codemode.json").write_text(json.dumps(config))
-    with configured_kernel(jupyter_path, notebook, notebook / "codemode.json") as k:
+    with memory_kernel(jupyter_path, notebook, memory_server_bin, model.base_url) as k:
         assert k.run(SETUP).status == "ok"
         yield k
 
