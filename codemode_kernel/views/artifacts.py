@@ -21,6 +21,7 @@ from typing import Any
 
 from ..artifacts import Artifact, ArtifactStore
 from ..worker.values import IMAGE_TYPES
+from .markdown import NO_TEX_CLASS
 from .render import json_html, table_html
 
 __all__ = ["ArtifactBrowser", "KernelArtifacts", "artifact_listing_text", "preview_html"]
@@ -101,7 +102,8 @@ def listing_html(artifacts: list[Artifact]) -> str:
         for a in artifacts
     ]
     count = f"{len(artifacts)} artifact{'s' * (len(artifacts) != 1)}"
-    return f'<div class="codemode-artifacts"><b>{count}</b>{table_html(rows, max_rows=200) or ""}</div>'
+    table = table_html(rows, max_rows=200) or ""
+    return f'<div class="codemode-artifacts {NO_TEX_CLASS}"><b>{count}</b>{table}</div>'
 
 
 def size_text(size: int) -> str:

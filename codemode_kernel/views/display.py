@@ -14,6 +14,7 @@ from html import escape as esc
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..executor import ExecutionResult
+from .markdown import NO_TEX_CLASS
 from .render import (
     approval_text,
     arguments_text,
@@ -215,7 +216,7 @@ def _error_text(error: Mapping[str, Any]) -> str:
 def _html(result: ExecutionResult, calls: Sequence[Mapping[str, Any]], *, replayed: bool = False) -> str:
     calls_count = len(calls)
     parts = [
-        f'<div class="codemode-result"><b>codemode</b> {status_badge(result.status)}'
+        f'<div class="codemode-result {NO_TEX_CLASS}"><b>codemode</b> {status_badge(result.status)}'
         f" · {calls_count} tool call{'s' * (calls_count != 1)}{esc(_REPLAYED) * replayed}",
         *(call_html(call, volatile=False) for call in calls[:HTML_CALLS]),
     ]
@@ -259,7 +260,7 @@ def history_bundle(
             + (f" ({approval})" if (approval := approval_text(c.get("approval"))) else "")
             for c in direct_calls
         )
-    html_parts = ['<div class="codemode-history">', f"<b>{esc(lines[0])}</b>"]
+    html_parts = [f'<div class="codemode-history {NO_TEX_CLASS}">', f"<b>{esc(lines[0])}</b>"]
     for run in runs:
         result = run.result
         summary = (

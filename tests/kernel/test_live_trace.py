@@ -81,7 +81,7 @@ def test_the_record_is_the_only_output_a_frontend_without_widgets_keeps(kernel: 
     assert reply.stream() == "hello\n"
     assert reply.data() == ["codemode: ok, 1 tool call\nvalue: 6.1"]
     html = reply.data("text/html")[0]
-    assert 'class="codemode-result"' in html and 'class="codemode-call"' in html
+    assert 'class="codemode-result mathjax_ignore tex2jax_ignore"' in html and 'class="codemode-call"' in html
     assert "get_weather(city=&quot;Oslo&quot;, unit=&quot;celsius&quot;)" in html
 
 
