@@ -32,7 +32,8 @@ def run_cli(
     env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
     done = subprocess.run(
-        [sys.executable, "-m", "codemode_kernel.cli", *args],
+        # -P, as the installed ``codemode`` script: the working directory is not on the CLI's import path.
+        [sys.executable, "-P", "-m", "codemode_kernel.cli", *args],
         cwd=cwd,
         env=env,
         input=stdin.encode() if isinstance(stdin, str) else stdin,
