@@ -2,7 +2,8 @@
 # Install everything the test suite needs, then run all of it: lint, types, tests, benchmark.
 # Python packages go to .venv (the project plus its [test] extra, incl. mcp-server-time from PyPI);
 # installing the project builds the JupyterLab extension (labextension/, from its yarn.lock, with jlpm);
-# the third-party Node MCP servers go to tests/node/node_modules (pinned by its package-lock.json).
+# the third-party Node MCP servers and the official MCP conformance suite go to tests/node/node_modules
+# (pinned by its package-lock.json; tests/conformance_support.py runs the suite on Node 20).
 # Extra arguments are passed to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
