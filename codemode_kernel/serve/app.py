@@ -8,18 +8,21 @@ offers (``agent.build_toolset``), so a host's model reads the same rules and typ
 # a local (its timeout text), so they must be evaluated where the function is defined.
 
 import asyncio
+import functools
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, LoggingLevel, TextContent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 from starlette.requests import Request
 
+from .._version import __version__
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
@@ -42,6 +45,7 @@ from .client_tools import (
 from .http import HttpAccess, run_http
 from .limits import Admission
 from .llm import model_answerer
+from .loglevel import LogLevels
 from .passthrough import passthrough_tools
 from .progress import ProgressRelay
 from .record import ExecutionRecord
@@ -98,6 +102,7 @@ def build_server(
     admission = Admission(limits.pool_size, limits.queue_limit)
     sessions = SessionTable(limits.max_sessions, lambda: executor.sessions)
     allowances = Allowances()
+    log_levels = LogLevels(stdio=transport == "stdio")
 
     def client_approver(ctx: Context[Any, Any]) -> ClientApprover:
         """Whom an excluded tool's direct call asks: its request's client, with its session's allowances."""
@@ -127,7 +132,8 @@ def build_server(
             ref = sessions.resolve(scope, session) if session is not None else None
             allowed = allowances.of(scope)
             async with admission.place():
-                result = await _run(executor, ctx, code, timeout, ref, run, allowed)
+                wants_log = functools.partial(log_levels.wants, scope)
+                result = await _run(executor, ctx, code, timeout, ref, run, allowed, wants_log)
         except (ServerBusyError, SessionLimitError) as exc:
             raise ToolError(str(exc)) from None
         except ToolNameCollisionError as exc:
@@ -156,6 +162,7 @@ def build_server(
     server: MCPServer[Any] = MCPServer(
         "codemode",
         title="Code Mode",
+        version=__version__,
         instructions="Run Python programs that call the configured MCP servers' tools as typed functions.",
         log_level="WARNING",
         # execute_python first, then the excluded tools under their own names and schemas.
@@ -168,6 +175,7 @@ def build_server(
     server.middleware.append(refresher.middleware)
     toolbox.hub.on_tools_changed(refresher.on_tools_changed)
     add_artifact_resources(server, executor.artifacts)
+    log_levels.install(server)
     return server
 
 
@@ -179,14 +187,16 @@ async def _run(
     ref: SessionRef | None,
     client: ClientRun | None = None,
     allowed: set[str] | None = None,
+    wants_log: Callable[[LoggingLevel], bool] | None = None,
 ) -> ExecutionResult:
     """Run one program, relaying its calls, progress and output to the client as it goes.
 
     ``client``: the client's tools and the record of earlier rounds (``client_tools.py``). Calls that need
-    approval are asked of the client (``approval.py``); ``allowed``: the tools its session allowed.
+    approval are asked of the client (``approval.py``); ``allowed``: the tools its session allowed;
+    ``wants_log``: the log levels the client wants (``loglevel.py``).
     """
     loop = asyncio.get_running_loop()
-    relay = ProgressRelay(ctx, loop)
+    relay = ProgressRelay(ctx, loop, wants_log)
     relay.start()
     running = asyncio.ensure_future(
         executor.arun(

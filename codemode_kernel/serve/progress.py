@@ -4,7 +4,8 @@ The executor reports from the hub's thread (a call started or ended, a server's 
 the program printed); the relay moves each event to the MCP server's loop and sends it there. With a
 progress token in the request, every event is a ``notifications/progress`` whose message says what
 happened; printed lines are also ``notifications/message`` entries (logger ``stdout`` / ``stderr``, level
-info / warning) for clients that asked for log messages. Output is coalesced: a program printing in a
+info / warning) for clients that asked for log messages (at or above the level a handshake-era client set
+with ``logging/setLevel``: ``loglevel.py``). Output is coalesced: a program printing in a
 tight loop costs one notification per stream per batch, never one per line.
 """
 
@@ -15,6 +16,7 @@ import contextlib
 import json
 import logging
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,9 +45,16 @@ class _Event:
 class ProgressRelay:
     """Forwards one execution's events to the client that asked for it, in order, off the hub's thread."""
 
-    def __init__(self, ctx: Context[Any, Any], loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        ctx: Context[Any, Any],
+        loop: asyncio.AbstractEventLoop,
+        wants_log: Callable[[LoggingLevel], bool] | None = None,
+    ) -> None:
+        """``wants_log``: whether the client is to get a log message at a level (``LogLevels.wants``)."""
         self._ctx = ctx
         self._loop = loop
+        self._wants_log = wants_log
         self._queue: asyncio.Queue[_Event | None] = asyncio.Queue()
         self._count = 0
         self._task: asyncio.Task[None] | None = None
@@ -113,11 +122,11 @@ class ProgressRelay:
         self._count += 1
         try:
             await self._ctx.report_progress(self._count, None, _label(event))
-            if event.kind in ("stdout", "stderr"):
+            level: LoggingLevel = "info" if event.kind == "stdout" else "warning"
+            if event.kind in ("stdout", "stderr") and (self._wants_log is None or self._wants_log(level)):
                 with warnings.catch_warnings():
                     # Logging is deprecated by the 2026-07-28 protocol, yet hosts on earlier ones show it.
                     warnings.simplefilter("ignore", MCPDeprecationWarning)
-                    level: LoggingLevel = "info" if event.kind == "stdout" else "warning"
                     await self._ctx.log(level, event.text, logger_name=event.kind)
         except Exception:  # a client gone or a closed stream must not fail the execution
             log.debug("a progress notification could not be sent", exc_info=True)

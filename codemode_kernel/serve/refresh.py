@@ -4,7 +4,9 @@ An upstream server may announce new tools (``notifications/tools/list_changed``)
 ones; the worker's functions follow at once (the executor prepares workers for the current tools), and this
 module makes the description follow too and tells the clients: ``notifications/tools/list_changed`` on the
 connections of clients on handshake-era protocols, and an event for ``subscriptions/listen`` streams on the
-2026-07-28 protocol.
+2026-07-28 protocol. Since it sends the former, its middleware also declares ``tools.listChanged`` in the
+``initialize`` result (the SDK's MCPServer declares false, having no setting for it; on 2026-07-28 the SDK
+derives the flag from ``subscriptions/listen``, which serve offers).
 """
 
 from __future__ import annotations
@@ -61,12 +63,20 @@ class ToolListRefresher:
             self._loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._refresh_and_notify()))
 
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
-        """Learn the loop and the client; apply a pending change before the request sees the tools."""
+        """Learn the loop and the client; apply a pending change before the request sees the tools.
+
+        An ``initialize`` result gets ``tools.listChanged: true``: this server does send the notification.
+        """
         self._loop = asyncio.get_running_loop()
         self._remember(ctx)
         if self._stale:
             self._refresh()
-        return await call_next(ctx)
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict):
+            tools = result.get("capabilities", {}).get("tools")
+            if isinstance(tools, dict):
+                tools["listChanged"] = True
+        return result
 
     def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:

@@ -25,7 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import SessionLimitError
 
-__all__ = ["UNCHECKED_SESSION_ID", "SessionRef", "SessionTable", "client_scope"]
+__all__ = ["UNCHECKED_SESSION_ID", "SessionRef", "SessionTable", "client_scope", "handshake_scope"]
 
 UNCHECKED_SESSION_ID = (
     "Mcp-Session-Id: this request speaks MCP 2026-07-28, which has no MCP sessions, so codemode serve "
@@ -46,13 +46,18 @@ def client_scope(ctx: Context[Any, Any], *, stdio: bool) -> str | None:
     Raises:
         ToolError: a 2026-07-28 request carries ``Mcp-Session-Id`` (nothing checked it), with the fix.
     """
-    if stdio:
-        return "stdio"  # one process serves one client
     session_id = (ctx.headers or {}).get(MCP_SESSION_ID_HEADER)
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+    if not stdio and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         if session_id is not None:
             raise ToolError(UNCHECKED_SESSION_ID)
         return None
+    return handshake_scope(session_id, stdio=stdio)
+
+
+def handshake_scope(session_id: str | None, *, stdio: bool) -> str | None:
+    """The scope of a handshake-era request whose MCP session is ``session_id`` (the SDK checked it)."""
+    if stdio:
+        return "stdio"  # one process serves one client
     return f"http:{session_id}" if session_id else None
 
 
