@@ -31,6 +31,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .elicitation import LineElicitor
 from .toolspec import ToolSpec
 
 __all__ = [
@@ -272,6 +273,8 @@ class PromptApprover:
         self.allowed: set[str] = set()
         """Tools allowed with ``a`` (``server/tool``), and patterns allowed ahead (``allow``)."""
         self._one_at_a_time: asyncio.Lock | None = None
+        self.elicit = LineElicitor(ask, who=who)
+        """Asks a server's question (``elicitation.py``) the same way: one line per field."""
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
         """Allow a tool allowed earlier with ``a``; else ask.

@@ -72,6 +72,9 @@ class ToolCallRecord(TypedDict):
     """For a call that needed approval: ``decision`` (allowed, denied), ``by``, ``scope``, ``reason``."""
     progress: NotRequired[CallProgress | None]
     """The server's progress notifications on the call: how many, and the last one."""
+    asked: NotRequired[list[dict[str, Any]]]
+    """What the server asked its client during the call (``hub/server_requests.py``): each a ``kind``
+    (``elicitation``, ``sampling``), the question and the answer."""
 
 
 class CallProgress(TypedDict):
@@ -108,12 +111,18 @@ class CallRecord:
     """For a call that needed approval (``approvals.py``): the decision, who made it, and why it was asked."""
     progress: CallProgress | None = None
     """The server's progress notifications so far (``CallLog.progress``); kept when the call ends."""
+    asked: tuple[dict[str, Any], ...] = ()
+    """What the server asked during the call (elicitation, sampling) and the answers (``CallLog.asked``)."""
 
     def to_json(self) -> ToolCallRecord:
         """A JSON-serialisable dict of every field."""
         # Shallow on purpose: arguments and results are JSON already, and asdict() deep-copies them.
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["warnings"] = list(self.warnings)
+        if self.asked:
+            data["asked"] = list(self.asked)
+        else:  # left out when nothing was asked: records stay as saved notebooks hold them
+            del data["asked"]
         return cast(ToolCallRecord, data)
 
 
@@ -183,6 +192,8 @@ class CallLog:
             current = self._records.get(record.id)
         if current is not None and current.progress is not None:
             record = replace(record, progress=current.progress)  # the progress recorded while it ran
+        if current is not None and current.asked:
+            record = replace(record, asked=current.asked)  # the questions asked while it ran
         artifact_id = None
         if result is not None and self.artifacts is not None:
             result, artifact_id = self._store_if_large(record, result)
@@ -215,6 +226,20 @@ class CallLog:
                 progress=CallProgress(count=count, progress=progress, total=total, message=message),
             )
             self._records[record.id] = updated  # in place: checked and set under one lock, never spilled
+        self._notify(updated)
+        return updated
+
+    def asked(self, record_id: str, entry: dict[str, Any]) -> CallRecord | None:
+        """Record what the server asked during a running call (a question and its answer) and show it.
+
+        None when the call is no longer running (the question came late, or the call is gone).
+        """
+        with self._lock:
+            current = self._records.get(record_id)
+            if current is None or current.status != "running":
+                return None
+            updated = replace(current, asked=(*current.asked, entry))
+            self._records[record_id] = updated
         self._notify(updated)
         return updated
 

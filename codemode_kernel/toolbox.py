@@ -142,7 +142,9 @@ class Toolbox:
             approvals=ApprovalPolicy(code_mode.approve, code_mode.auto_approve),
             connect_timeout=config.defaults.connect_timeout or DEFAULT_CONNECT_TIMEOUT,
             start_wait=config.defaults.start_wait or DEFAULT_START_WAIT,
+            workspace=config.workspace,
         )
+        self.hub.asking.model = self._sampling_model
         self._inferable: frozenset[tuple[str, str]] = frozenset()
         """The tools without an outputSchema: their results' shapes are inferred (``shapes``)."""
         self.shapes = ShapeStore.for_workspace(
@@ -161,6 +163,12 @@ class Toolbox:
         tools version they were built for."""
         self._rebuilding = threading.Lock()  # the hub's thread (a server got ready) and the caller's
         self.hub.on_tools_changed(self._rebuild)
+
+    def _sampling_model(self) -> Any:
+        """The model a server's sampling request is answered with: the config's first (``open_model``)."""
+        from .llm import open_model
+
+        return open_model(self.config, None)
 
     @classmethod
     def from_config(cls, path: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> Toolbox:

@@ -30,7 +30,7 @@ from .expand import Expander
 from .jsonpath import join
 from .jsontext import DuplicateKey, load_json_bytes
 from .models import Config, ConfigModel, ConfigOrigin, Defaults, ModelConfig, Relaxation, ServerConfig
-from .relaxations import server_risks, settings_relaxations
+from .relaxations import server_relaxations, server_risks, settings_relaxations
 from .trust import TrustRecord, check_trust, make_record, remember_trust, trust_key
 from .validation import json_kind, unknown_key_warnings, validate
 
@@ -233,6 +233,7 @@ def _load_file(
         )
     else:
         settings_source = None
+    relaxations += server_relaxations(file=doc.display, servers=servers, key=servers_key or "mcpServers")
 
     record = None
     if origin == "project":

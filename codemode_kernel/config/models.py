@@ -142,6 +142,9 @@ class ServerConfig(ConfigModel):
     fails its call. None: 32 MiB (``hub.stdio.DEFAULT_MAX_RESULT_BYTES``)."""
     prefix: str = ""
     """Prepended to this server's function names (``gh_`` turns ``create_issue`` into ``gh_create_issue``)."""
+    sampling: Literal["ask", "allow", "deny"] = "ask"
+    """When the server asks the configured model for a completion (``sampling/createMessage``) during a
+    call: ``ask`` the person each time, ``allow`` without asking (a loosened protection), or ``deny``."""
     protocol: str = "legacy"
     """The MCP SDK Client's ``mode``: "legacy" (initialize handshake, works with every server), "auto" (probe
     the 2026-07-28 protocol first, which can cost 10 s against some servers) or a protocol version."""

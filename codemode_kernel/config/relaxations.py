@@ -20,7 +20,7 @@ from pathlib import Path
 from .jsonpath import join
 from .models import CodeModeSettings, ModelConfig, Relaxation, SandboxSettings, ServerConfig
 
-__all__ = ["relaxations_report", "server_risks", "settings_relaxations"]
+__all__ = ["relaxations_report", "server_relaxations", "server_risks", "settings_relaxations"]
 
 _LIMITS = (
     ("memory_mb", "memoryMb", "MiB of address space"),
@@ -75,6 +75,22 @@ def relaxations_report(relaxations: Iterable[Relaxation]) -> str:
     return "\n".join(
         [f"loosened protections ({len(lines)}, by your settings):", *(f"  {line}" for line in lines)]
     )
+
+
+def server_relaxations(*, file: str, servers: Mapping[str, ServerConfig], key: str) -> list[Relaxation]:
+    """The relaxations of a file's server entries: a server allowed to use the model unasked (sampling).
+
+    ``key`` is where the file lists its servers (``mcpServers``, ``servers``).
+    """
+    return [
+        Relaxation(
+            file=file,
+            setting=join(key, name, "sampling"),
+            effect=f'server "{name}" asks the configured model (on your key) without asking you',
+        )
+        for name, server in servers.items()
+        if not server.disabled and server.sampling == "allow"
+    ]
 
 
 def server_risks(servers: Mapping[str, ServerConfig]) -> list[str]:

@@ -20,12 +20,14 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 
+from ..calllog import CallLog
 from ..config import ServerConfig
 from ..errors import ServerError
 from ..toolspec import ToolSpec
 from . import reconnect
 from .listing import list_tools
 from .reconnect import RECONNECT_BACKOFF
+from .server_requests import AskContext, ServerRequests
 from .stdio import StdoutNoise
 from .transports import describe_failure, open_transport, stderr_log_name
 
@@ -47,8 +49,11 @@ class ServerConnection:
         log_dir: Path,
         connect_timeout: float,
         on_tools_changed: Callable[[ServerConnection], None],
+        asking: AskContext | None = None,
     ) -> None:
         self.config = config
+        self.requests = ServerRequests(config, asking or AskContext(CallLog()))
+        """Answers what the server asks during calls (roots, elicitation, sampling)."""
         self.name = config.name
         self.state: ServerState = "disabled" if config.disabled else "connecting"
         self.error: str | None = None
@@ -367,7 +372,10 @@ class ServerConnection:
         try:
             transport = open_transport(self.config, log_path=self.log_path, noise=self.stdout_noise)
             async with Client(
-                transport, mode=self.config.protocol, message_handler=self._on_message
+                transport,
+                mode=self.config.protocol,
+                message_handler=self._on_message,
+                **self.requests.client_callbacks(),
             ) as client:
                 self.protocol_version = client.protocol_version
                 info = client.server_info

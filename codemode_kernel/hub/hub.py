@@ -32,6 +32,7 @@ from ..typegen import ArgumentValidator
 from .connection import ProgressCallback, ServerConnection, ServerState
 from .loop import LoopThread, blocking
 from .output_check import OutputChecks
+from .server_requests import AskContext
 from .startup import ServerStartup
 from .stdio_reader import REFUSED_BY_TRANSPORT, take_transport_warnings
 
@@ -99,6 +100,7 @@ class ToolHub:
         start_wait: float = DEFAULT_START_WAIT,
         call_log: CallLog | None = None,
         approvals: ApprovalPolicy | None = None,
+        workspace: Path | None = None,
     ) -> None:
         """Set up; nothing connects before ``start()``.
 
@@ -112,6 +114,7 @@ class ToolHub:
             approvals: which tools need approval (``codeMode.approve``/``autoApprove``) for a call that
                 does not say who originated it (``acall``'s ``approval``); such a call has nobody to ask
                 and is denied when its tool needs approval. By default only the servers' annotations.
+            workspace: the root servers get for ``roots/list`` (None: the current directory).
         """
         self._configs = list(servers)
         self.state_dir = state_dir
@@ -128,6 +131,10 @@ class ToolHub:
         """Grows by one whenever any server's tool list changes."""
         self.unstated = ApprovalCheck(approvals or ApprovalPolicy(), None, origin="unstated")
         """The check of a call that does not say who originated it: asked about, with nobody to ask."""
+        self.asking = AskContext(self.call_log, workspace=workspace)
+        """What answers a server's questions during calls (``server_requests.py``): the workspace for
+        ``roots/list``, ``person`` (the front door's approver, for calls whose check has nobody to ask) and
+        ``model`` (opens the configured model for sampling). Front doors set the last two."""
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -327,6 +334,7 @@ class ToolHub:
                     log_dir=log_dir,
                     connect_timeout=self._connect_timeout,
                     on_tools_changed=self._tools_changed,
+                    asking=self.asking,
                 )
         await self._startup.start(self._connections, start_wait=self.start_wait)
         self.tools_version += 1
@@ -424,7 +432,10 @@ class ToolHub:
         try:
             # The SDK's own request timeout: when it expires, the server is sent notifications/cancelled.
             left = max(0.0, deadline - loop.time())
-            result = await conn.call(tool, arguments, timeout=left, progress=self._recorder(record, progress))
+            with conn.requests.during(record.id, tool, approval):
+                result = await conn.call(
+                    tool, arguments, timeout=left, progress=self._recorder(record, progress)
+                )
         except asyncio.CancelledError:
             self.call_log.finish(record, "cancelled", error="cancelled by the caller")
             raise
