@@ -79,7 +79,7 @@ def test_roots_list_is_the_workspace(toolbox: Toolbox) -> None:
     assert "asked" not in record  # roots are not a question to anyone
 
 
-def test_a_form_is_asked_field_by_field_and_enter_takes_the_defaults(toolbox: Toolbox, person: Person) -> None:
+def test_a_form_is_asked_field_by_field_and_enter_takes_defaults(toolbox: Toolbox, person: Person) -> None:
     person.prompts.clear()
     person.lines[:] = ["", "4", "", "terrace"]  # Enter for the date and vegetarian: their defaults
     answer, record = _call(toolbox, "book_table", restaurant="Chez Nous")
@@ -155,7 +155,7 @@ def test_sampling_is_asked_then_answered_by_the_configured_model(
     assert asked["answer"] == {"model": "scripted", "chars": len("A short summary.")}
 
 
-def test_sampling_denied_by_the_person_reaches_the_server_as_an_error(toolbox: Toolbox, person: Person) -> None:
+def test_sampling_denied_by_the_person_reaches_the_server_as_error(toolbox: Toolbox, person: Person) -> None:
     person.lines[:] = ["n"]
     answer, record = _call(toolbox, "summarize", text="x")
     assert answer == {"error": "asking: sampling was denied by the user"}

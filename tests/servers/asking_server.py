@@ -27,7 +27,7 @@ server = MCPServer("asking")
 BOOKING_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "date": {"type": "string", "title": "Date", "description": "day of the visit", "default": "2026-12-24"},
+        "date": {"type": "string", "title": "Date", "description": "the day", "default": "2026-12-24"},
         "guests": {"type": "integer", "minimum": 1, "maximum": 20, "default": 2},
         "vegetarian": {"type": "boolean", "default": False},
         "seating": {"type": "string", "enum": ["inside", "terrace"], "default": "inside"},
@@ -72,7 +72,8 @@ async def verify_account(ctx: Context[Any, Any]) -> dict[str, Any]:
 async def hostile(kind: str, ctx: Context[Any, Any]) -> dict[str, Any]:
     """Ask a question whose schema is hostile: deep, huge, many fields or odd types."""
     try:
-        result = await ctx.session.elicit("answer this", _hostile_schema(kind), related_request_id=ctx.request_id)
+        schema = _hostile_schema(kind)
+        result = await ctx.session.elicit("answer this", schema, related_request_id=ctx.request_id)
     except MCPError as exc:
         return {"error": exc.error.message}
     except Exception as exc:  # the SDK's own limits on what it sends (recursion, size)
