@@ -10,14 +10,14 @@ offers (``agent.build_toolset``), so a host's model reads the same rules and typ
 import asyncio
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import CallToolResult, LoggingLevel, TextContent
+from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 from starlette.requests import Request
@@ -25,6 +25,7 @@ from starlette.requests import Request
 from .._version import __version__
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
+from ..approvals import ApprovalRequest, Decision
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
 from ..errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
 from ..executor import ExecutionResult, Executor
@@ -51,6 +52,7 @@ from .progress import ProgressRelay
 from .record import ExecutionRecord
 from .refresh import ToolListRefresher
 from .resources import add_artifact_resources
+from .rounds import Rounds
 from .selfref import self_reference_note, without_self
 from .sessions import SessionRef, SessionTable, client_scope
 
@@ -60,6 +62,9 @@ Transport = Literal["stdio", "http"]
 
 DISCONNECT_POLL_S = 0.5
 """How often a running program's HTTP client is checked for having gone away."""
+
+ByRound = Callable[[ApprovalRequest], Awaitable[Decision]]
+"""Asks a 2026-07-28 client an approval question in a round of its own (``rounds.WaitingRun.ask``)."""
 
 SESSION_PARAMETER = (
     "Optional. A name for a session: programs run with the same name keep their globals (variables, "
@@ -102,6 +107,7 @@ def build_server(
     admission = Admission(limits.pool_size, limits.queue_limit)
     sessions = SessionTable(limits.max_sessions, lambda: executor.sessions)
     allowances = Allowances()
+    rounds = Rounds()
     log_levels = LogLevels(stdio=transport == "stdio")
 
     def client_approver(ctx: Context[Any, Any]) -> ClientApprover:
@@ -120,7 +126,13 @@ def build_server(
         tools: Annotated[list[dict[str, Any]] | None, Field(description=TOOLS_PARAMETER)] = None,
         resume: Annotated[dict[str, Any] | None, Field(description=RESUME_PARAMETER)] = None,
         answers: Annotated[list[dict[str, Any]] | None, Field(description=ANSWERS_PARAMETER)] = None,
-    ) -> Annotated[CallToolResult, ExecutionRecord]:
+    ) -> Annotated[CallToolResult, ExecutionRecord] | InputRequiredResult:
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and ctx.request_state is not None:  # a retry answering the run's approval question
+            waiting, unanswered = rounds.resume(ctx.request_state, ctx.input_responses)
+            if waiting.relay is not None:
+                waiting.relay.rebind(ctx)  # progress and output go to the request that waits now
+            return await rounds.reply(waiting, unanswered)
         try:
             run = client_run(code, tools, resume, answers, timeout)
         except ClientToolsError as exc:
@@ -130,28 +142,27 @@ def build_server(
         scope = client_scope(ctx, stdio=transport == "stdio")
         try:
             ref = sessions.resolve(scope, session) if session is not None else None
-            allowed = allowances.of(scope)
-            async with admission.place():
-                wants_log = functools.partial(log_levels.wants, scope)
-                result = await _run(executor, ctx, code, timeout, ref, run, allowed, wants_log)
-        except (ServerBusyError, SessionLimitError) as exc:
+        except SessionLimitError as exc:
             raise ToolError(str(exc)) from None
-        except ToolNameCollisionError as exc:
-            raise ToolError(f"tools: {exc}") from None
-        record = dict(result.to_dict(), session=ref.name if ref else None, resume=None)
-        text = format_result_text(result)
-        if ref is not None:
-            text += f"\nsession: {ref.name}" + (" (new: no globals from earlier calls)" if ref.new else "")
-        if run is not None and result.status == "pending":
-            record["pending_calls"], record["resume"], instructions = pending_reply(result, run)
-            text += instructions
-        elif run is not None and result.error is not None:
-            text += error_hint(result.error, run)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content=record,
-            is_error=result.status not in ("ok", "pending"),
-        )
+        allowed = allowances.of(scope)
+        relay = ProgressRelay(ctx, asyncio.get_running_loop(), functools.partial(log_levels.wants, scope))
+        finish = functools.partial(_reply, ref=ref, run=run)
+
+        async def execute(by_round: ByRound | None = None) -> ExecutionResult:
+            try:
+                async with admission.place():
+                    return await _run(executor, ctx, code, timeout, ref, run, allowed, relay, by_round)
+            except ServerBusyError as exc:
+                raise ToolError(str(exc)) from None
+            except ToolNameCollisionError as exc:
+                raise ToolError(f"tools: {exc}") from None
+
+        if not modern:
+            return finish(await execute())
+        # 2026-07-28: an approval the program waits on ends this call with the question (rounds.py).
+        waiting = rounds.open(allowed, finish, relay)
+        rounds.start(waiting, execute(waiting.ask))
+        return await rounds.reply(waiting)
 
     def replace(description: str) -> None:
         server.remove_tool(EXECUTE_PYTHON)
@@ -179,24 +190,42 @@ def build_server(
     return server
 
 
+def _reply(result: ExecutionResult, *, ref: SessionRef | None, run: ClientRun | None) -> CallToolResult:
+    """The call's result: the record as structured content, the short text, and what to do next."""
+    record = dict(result.to_dict(), session=ref.name if ref else None, resume=None)
+    text = format_result_text(result)
+    if ref is not None:
+        text += f"\nsession: {ref.name}" + (" (new: no globals from earlier calls)" if ref.new else "")
+    if run is not None and result.status == "pending":
+        record["pending_calls"], record["resume"], instructions = pending_reply(result, run)
+        text += instructions
+    elif run is not None and result.error is not None:
+        text += error_hint(result.error, run)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=record,
+        is_error=result.status not in ("ok", "pending"),
+    )
+
+
 async def _run(
     executor: Executor,
     ctx: Context[Any, Any],
     code: str,
     timeout: float | None,
     ref: SessionRef | None,
-    client: ClientRun | None = None,
-    allowed: set[str] | None = None,
-    wants_log: Callable[[LoggingLevel], bool] | None = None,
+    client: ClientRun | None,
+    allowed: set[str],
+    relay: ProgressRelay,
+    by_round: ByRound | None = None,
 ) -> ExecutionResult:
     """Run one program, relaying its calls, progress and output to the client as it goes.
 
     ``client``: the client's tools and the record of earlier rounds (``client_tools.py``). Calls that need
-    approval are asked of the client (``approval.py``); ``allowed``: the tools its session allowed;
-    ``wants_log``: the log levels the client wants (``loglevel.py``).
+    approval are asked of the client (``approval.py``; a 2026-07-28 client through ``by_round``,
+    ``rounds.py``); ``allowed``: the tools its session allowed; ``relay`` sends what happens.
     """
     loop = asyncio.get_running_loop()
-    relay = ProgressRelay(ctx, loop, wants_log)
     relay.start()
     running = asyncio.ensure_future(
         executor.arun(
@@ -205,7 +234,7 @@ async def _run(
             session=ref.key if ref is not None else None,
             tools=client.tools if client is not None else (),
             replay=client.record if client is not None else None,
-            approver=ClientApprover(ctx, loop, allowed if allowed is not None else set()),
+            approver=ClientApprover(ctx, loop, allowed, by_round),
             on_output=relay.on_output,
             on_call=relay.on_call,
             on_progress=relay.on_progress,

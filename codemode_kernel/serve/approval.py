@@ -6,14 +6,18 @@ call, allow this tool for the rest of the client's session, or deny. The hub ask
 bounds the wait by the call's timeout; the question is sent from the MCP server's loop, and a wait that is
 given up (timeout, a cancelled request) withdraws it: the SDK sends the client ``notifications/cancelled``.
 
+A client on the 2026-07-28 protocol, where a server cannot send a request in the middle of a call, is
+asked in a round of its own: the question ends the call and the client's retry answers it (``rounds.py``).
+
 A client that cannot be asked is refused at once, with the fix, rather than sent a question it cannot
-answer: one that did not declare form elicitation, one on the 2026-07-28 protocol (where a server cannot
-send a request in the middle of a call), and a response that has no channel back (HTTP in JSON mode).
+answer: one that did not declare form elicitation, a 2026-07-28 call that cannot end in a question (a direct
+call of an excluded tool), and a response that has no channel back (HTTP in JSON mode).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal
 
 from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation
@@ -27,10 +31,13 @@ from ..approvals import ApprovalRequest, Decision
 __all__ = [
     "ALLOW_ONCE",
     "ALLOW_SESSION",
+    "CLIENT",
     "DENY",
     "Allowances",
     "ApprovalForm",
     "ClientApprover",
+    "message",
+    "refusal",
 ]
 
 ALLOW_ONCE: Final = "allow once"
@@ -84,13 +91,21 @@ class ClientApprover:
 
     ``allowed`` is the client session's set of tools allowed with ``allow this tool for this session``
     (``server/tool``), shared by the session's requests. Called on the hub's thread; ``loop`` is the MCP
-    server's, where the question is sent.
+    server's, where the question is sent. ``by_round`` asks a 2026-07-28 client in a round of its own
+    (``rounds.WaitingRun.ask``); without it such a client cannot be asked.
     """
 
-    def __init__(self, ctx: Context[Any, Any], loop: asyncio.AbstractEventLoop, allowed: set[str]) -> None:
+    def __init__(
+        self,
+        ctx: Context[Any, Any],
+        loop: asyncio.AbstractEventLoop,
+        allowed: set[str],
+        by_round: Callable[[ApprovalRequest], Awaitable[Decision]] | None = None,
+    ) -> None:
         self._ctx = ctx
         self._loop = loop
         self.allowed = allowed
+        self._by_round = by_round
         self._one_at_a_time: asyncio.Lock | None = None
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
@@ -106,7 +121,9 @@ class ClientApprover:
             unable = self.cannot_ask()
             if unable is not None:
                 return Decision(False, f"nobody ({unable})", message=refusal(request, unable))
-            asked = asyncio.run_coroutine_threadsafe(self._ask(request), self._loop)
+            modern = self._ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS
+            ask = self._by_round if modern and self._by_round is not None else self._ask
+            asked = asyncio.run_coroutine_threadsafe(_coroutine(ask(request)), self._loop)
             try:
                 return await asyncio.wrap_future(asked)
             finally:
@@ -115,7 +132,8 @@ class ClientApprover:
     def cannot_ask(self) -> str | None:
         """Why this request's client cannot be asked a question, or None when it can."""
         session = self._ctx.session
-        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        modern = session.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and self._by_round is None:
             return (
                 f"it speaks MCP {session.protocol_version}, where a server cannot ask in the middle of a call"
             )
@@ -123,7 +141,7 @@ class ClientApprover:
         elicitation = capabilities.elicitation if capabilities is not None else None
         if elicitation is None or (elicitation.form is None and elicitation.url is not None):
             return "it did not declare MCP form elicitation"
-        if not session.can_send_request:
+        if not modern and not session.can_send_request:
             return "this response has no channel back to the client (HTTP in JSON response mode)"
         return None
 
@@ -143,6 +161,10 @@ class ClientApprover:
         if isinstance(answer, DeclinedElicitation):
             return Decision(False, CLIENT)
         return Decision(False, f"{CLIENT} (the question was dismissed)")
+
+
+async def _coroutine(awaitable: Awaitable[Decision]) -> Decision:
+    return await awaitable
 
 
 def message(request: ApprovalRequest) -> str:

@@ -59,6 +59,10 @@ class ProgressRelay:
         self._count = 0
         self._task: asyncio.Task[None] | None = None
 
+    def rebind(self, ctx: Context[Any, Any]) -> None:
+        """Send from now on for ``ctx``'s request (a 2026-07-28 client's next round: ``rounds.py``)."""
+        self._ctx = ctx
+
     # -- the executor's watchers, called on the hub's thread ----------------------------------------
 
     def on_output(self, stream: str, text: str) -> None:

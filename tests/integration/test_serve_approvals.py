@@ -202,14 +202,32 @@ def test_a_client_without_elicitation_gets_a_clear_refusal_naming_the_fix(
     assert _delete_call(record)["approval"]["by"] == "nobody (it did not declare MCP form elicitation)"
 
 
-def test_a_client_on_the_2026_protocol_is_refused_without_being_asked(
-    tmp_path: Path, memory_server_bin: str
+@pytest.mark.parametrize(
+    ("answers", "outcome", "names"),
+    [
+        (Answers(_choose("allow once")), "deleted", ["Lima"]),
+        (Answers(_choose("deny")), "memory/delete_entities was denied by the client; nothing was sent", None),
+    ],
+    ids=["allow", "deny"],
+)
+def test_a_client_on_the_2026_protocol_is_asked_in_a_round_of_its_own(
+    tmp_path: Path, memory_server_bin: str, answers: Answers, outcome: str, names: list[str] | None
 ) -> None:
-    answers = Answers()
+    """2026-07-28: the call ends in an InputRequiredResult; the client asks, retries; the program goes on."""
     (record,) = _serve(tmp_path, memory_server_bin, [DELETE], answers, mode="auto")
-    outcome, names = record["value"]["data"]
-    assert "cannot answer approval questions (it speaks MCP 2026-07-28" in outcome
-    assert "codeMode.autoApprove" in outcome and names == ["Lima", "Oslo"] and not answers.asked
+    assert record["status"] == "ok", record["error"]
+    assert record["value"]["data"] == [outcome, names or ["Lima", "Oslo"]]
+    (asked,) = answers.asked
+    assert 'memory/delete_entities(entityNames=["Oslo"])' in asked.message and REASON in asked.message
+    decision = "allowed" if names else "denied"
+    assert _delete_call(record)["approval"] == {
+        "decision": decision,
+        "by": "the client",
+        "scope": "once",
+        "reason": REASON,
+    }
+    # One program ran (the same execution across the rounds): create_entities was not made again.
+    assert [c["tool"] for c in record["tool_calls"]] == ["create_entities", "delete_entities", "read_graph"]
 
 
 def test_over_http_the_question_rides_the_requests_stream_and_the_mcp_session_keeps_the_allowance(
@@ -237,3 +255,33 @@ def test_over_http_the_question_rides_the_requests_stream_and_the_mcp_session_ke
     assert _delete_call(second)["approval"]["by"] == "the client (allowed earlier for this session)"
     assert third["value"]["data"][0] == "memory/delete_entities was denied by the client; nothing was sent"
     assert len(answers.asked) == 2  # asked in the first session once, and again in the new one
+
+
+def test_over_http_on_the_2026_protocol_each_question_is_a_round_and_an_allowance_lasts_the_call(
+    tmp_path: Path, memory_server_bin: str
+) -> None:
+    """Each round is an HTTP request of its own (no MCP session); "for this session" means this call."""
+    answers = Answers(_choose("allow this tool for this session"), _choose("allow once"))
+    twice = (
+        DELETE + 'delete_entities(entityNames=["Lima"])\nsorted(e["name"] for e in read_graph().entities)\n'
+    )
+    records: list[dict[str, Any]] = []
+
+    async def session(url: str) -> None:
+        async with Client(url, elicitation_callback=answers) as client:
+            assert client.protocol_version == "2026-07-28"
+            for code in (twice, DELETE):
+                with anyio.fail_after(60):
+                    records.append(_record(await client.call_tool("execute_python", {"code": code})))
+
+    with served_http(tmp_path, _config(tmp_path, memory_server_bin)) as (_, url):
+        anyio.run(session, url)
+    first, second = records
+    assert first["status"] == "ok" and first["value"]["data"] == []  # both deleted, asked once
+    deletes = [c for c in first["tool_calls"] if c["tool"] == "delete_entities"]
+    assert [c["approval"]["by"] for c in deletes] == [
+        "the client",
+        "the client (allowed earlier for this session)",
+    ]
+    assert second["value"]["data"] == ["deleted", ["Lima"]]  # a new call is asked again
+    assert len(answers.asked) == 2

@@ -171,7 +171,8 @@ def test_on_the_2026_protocol_another_clients_session_id_reaches_neither_its_glo
                 assert _record(fresh)["error"]["type"] == "NameError"
                 assert _record(fresh)["session"].startswith("work~")
                 denied = _record(await _run(plain, DELETE.format(name="Lima")))["value"]["text"]
-                assert "cannot answer approval questions (it speaks MCP 2026-07-28" in denied
+                # Not allowed by A's allowance: asked itself, and it declared no elicitation to answer with.
+                assert "cannot answer approval questions (it did not declare MCP form elicitation)" in denied
             assert await _left(a, cities) == ["Lima", "Quito"]  # only A's own deletion happened
             mine = await _run(a, "secret", session="work")
             assert _record(mine)["value"]["text"] == "known only to A"

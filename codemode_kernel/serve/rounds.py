@@ -1,0 +1,223 @@
+"""Approvals for clients on the 2026-07-28 protocol: the question ends the call, the retry answers it.
+
+On 2026-07-28 a server cannot send a request in the middle of a call. It answers the call with an
+``InputRequiredResult`` instead: here one ``input_requests`` entry, the approval form as an elicitation, and
+a ``request_state``; the client asks its user and calls again with the same arguments, the answer in
+``input_responses`` and the state echoed. The program does not stop in between: it waits in its approval,
+as it does while a handshake-era client's elicitation is open, and the retry hands it the decision and waits
+for its result or its next question. The wait is bounded as that one is, by the call's timeout; a client
+that never calls again gets the denial there, and the run ends unread.
+
+The state names the waiting run by a random handle. The SDK seals every ``request_state`` (AES-GCM under a
+key of this process, bound to the tool's arguments and the caller, expiring), so a client can neither read
+nor alter it, nor use it for another call; it is valid only in the ``serve`` process that made it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.elicitation import render_elicitation_schema
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import (
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+)
+from pydantic import ValidationError
+
+from ..approvals import ApprovalRequest, Decision
+from ..executor import ExecutionResult
+from .approval import ALLOW_ONCE, ALLOW_SESSION, CLIENT, ApprovalForm, message, refusal
+from .progress import ProgressRelay
+
+__all__ = ["GRACE_S", "Question", "Rounds", "WaitingRun"]
+
+GRACE_S = 60.0
+"""How long a run that ended while its client was away keeps its result for a late retry."""
+
+GONE = (
+    "execute_python: this call's program is no longer waiting for an answer (it ended, was stopped, or was "
+    "started by another codemode serve process; a state lasts {grace:g} s after the program ends). Fix: call "
+    "execute_python again without input_responses or request_state: the program runs again from the start"
+)
+
+
+@dataclass
+class Question:
+    """One approval a run waits on: its key in ``input_requests``, the call, and where the answer goes."""
+
+    key: str
+    request: ApprovalRequest
+    answer: asyncio.Future[Decision]
+
+
+class WaitingRun:
+    """One 2026-07-28 call's program, running across the client's rounds, and its open question."""
+
+    def __init__(
+        self,
+        handle: str,
+        allowed: set[str],
+        finish: Callable[[ExecutionResult], CallToolResult],
+        relay: ProgressRelay | None = None,
+    ) -> None:
+        self.handle = handle
+        self.relay = relay
+        """Sends the run's progress and output; each round points it at its own request."""
+        self.allowed = allowed
+        """The tools allowed "for this session": on this protocol, for the rest of this call."""
+        self.finish = finish
+        """Makes the call's result from the run's (the first round's ``execute_python`` knows how)."""
+        self.task: asyncio.Future[ExecutionResult] | None = None
+        self._asked: asyncio.Queue[Question] = asyncio.Queue()
+        self._open: dict[str, Question] = {}
+        self._count = 0
+
+    async def ask(self, request: ApprovalRequest) -> Decision:
+        """Put ``request`` to the client at its next round and wait for the answer (on the server's loop).
+
+        Cancelled when the approval's wait ends (the call's timeout, a stopped run): the question is
+        withdrawn, and an answer to it later changes nothing.
+        """
+        self._count += 1
+        question = Question(f"approval-{self._count}", request, asyncio.get_running_loop().create_future())
+        self._open[question.key] = question
+        self._asked.put_nowait(question)
+        try:
+            return await question.answer
+        finally:
+            self._open.pop(question.key, None)
+
+    def answer(self, key: str, response: Any) -> None:
+        """Give the open question ``key`` the client's ``response`` (an ``ElicitResult``); else nothing."""
+        question = self._open.get(key)
+        if question is None or question.answer.done():
+            return
+        question.answer.set_result(_decision(question.request, response, self.allowed))
+
+    def still_open(self, key: str) -> Question | None:
+        """The question ``key`` if the run still waits on it."""
+        return self._open.get(key)
+
+    async def next(self) -> ExecutionResult | Question:
+        """The run's result, or the next question still open, whichever comes first."""
+        assert self.task is not None
+        while True:
+            if self.task.done():
+                return self.task.result()
+            getter: asyncio.Future[Question] = asyncio.ensure_future(self._asked.get())
+            waiters: set[asyncio.Future[Any]] = {self.task, getter}
+            try:
+                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                getter.cancel()
+            if getter.done() and not getter.cancelled() and (question := getter.result()).key in self._open:
+                return question
+
+
+class Rounds:
+    """The runs of 2026-07-28 calls that wait for their client's next round, by handle."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, WaitingRun] = {}
+
+    def open(
+        self,
+        allowed: set[str],
+        finish: Callable[[ExecutionResult], CallToolResult],
+        relay: ProgressRelay | None = None,
+    ) -> WaitingRun:
+        """A new waiting run: ``start`` it, then ``reply``."""
+        waiting = WaitingRun(secrets.token_urlsafe(18), allowed, finish, relay)
+        self._runs[waiting.handle] = waiting
+        return waiting
+
+    def start(self, waiting: WaitingRun, run: Coroutine[Any, Any, ExecutionResult]) -> None:
+        """Run ``run`` as ``waiting``'s program; once it ends, its entry lasts ``GRACE_S`` at most."""
+        waiting.task = asyncio.ensure_future(run)
+        waiting.task.add_done_callback(lambda _: self._forget_later(waiting.handle))
+
+    def resume(self, state: str, responses: dict[str, Any] | None) -> tuple[WaitingRun, Question | None]:
+        """The run a retry's ``request_state`` names, its answers given; and its question left unanswered.
+
+        Raises:
+            ToolError: the run is gone (ended and collected, timed out, or another process's), with the fix.
+        """
+        try:
+            parsed = json.loads(state)
+            waiting = self._runs[parsed["run"]]
+            key = str(parsed["question"])
+        except (ValueError, KeyError, TypeError):
+            raise ToolError(GONE.format(grace=GRACE_S)) from None
+        if responses and key in responses:
+            waiting.answer(key, responses[key])
+            return waiting, None
+        return waiting, waiting.still_open(key)  # retried without the answer: asked again
+
+    async def reply(
+        self, waiting: WaitingRun, unanswered: Question | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """The call's result (``CallToolResult``) when the run ends, or an ``InputRequiredResult``.
+
+        A client that closes the request (cancels) while the program runs stops the program.
+        """
+        assert waiting.task is not None
+        if unanswered is not None:
+            return _input_required(waiting, unanswered)
+        try:
+            outcome = await waiting.next()
+        except asyncio.CancelledError:
+            waiting.task.cancel()
+            self._runs.pop(waiting.handle, None)
+            raise
+        except BaseException:
+            self._runs.pop(waiting.handle, None)
+            raise
+        if isinstance(outcome, Question):
+            return _input_required(waiting, outcome)
+        self._runs.pop(waiting.handle, None)
+        return waiting.finish(outcome)
+
+    def _forget_later(self, handle: str) -> None:
+        """A run that ended between rounds keeps its result ``GRACE_S`` for a retry, then is dropped."""
+        with contextlib.suppress(RuntimeError):  # the loop is closing: nothing is kept anyway
+            asyncio.get_running_loop().call_later(GRACE_S, self._runs.pop, handle, None)
+
+
+def _input_required(waiting: WaitingRun, question: Question) -> InputRequiredResult:
+    form = ElicitRequestFormParams(
+        message=message(question.request), requested_schema=render_elicitation_schema(ApprovalForm)
+    )
+    return InputRequiredResult(
+        input_requests={question.key: ElicitRequest(params=form)},
+        request_state=json.dumps({"run": waiting.handle, "question": question.key}),
+    )
+
+
+def _decision(request: ApprovalRequest, response: Any, allowed: set[str]) -> Decision:
+    """The decision an elicitation response carries (as ``approval.ClientApprover`` reads one)."""
+    if not isinstance(response, ElicitResult):
+        unable = "its answer to the approval question was not an elicitation result"
+        return Decision(False, CLIENT, message=refusal(request, unable))
+    if response.action == "decline":
+        return Decision(False, CLIENT)
+    if response.action == "cancel":
+        return Decision(False, f"{CLIENT} (the question was dismissed)")
+    try:
+        choice = ApprovalForm.model_validate(response.content or {}).decision
+    except ValidationError as exc:
+        unable = f"its answer to the approval question was an error: {exc}"
+        return Decision(False, CLIENT, message=refusal(request, unable))
+    if choice == ALLOW_SESSION:
+        allowed.add(request.qualified_name)
+        return Decision(True, CLIENT, scope="session")
+    return Decision(choice == ALLOW_ONCE, CLIENT)
