@@ -107,6 +107,8 @@ class KernelTools:
             )
             return
         self.toolbox = Toolbox(config)
+        # A server's question during the person's own call (a tool called in a cell) asks them too.
+        self.toolbox.hub.asking.person = self.approver
         threading.Thread(target=self._connect, name="codemode-tools", daemon=True).start()
 
     def _connect(self) -> None:

@@ -14,6 +14,7 @@ from html import escape as esc
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..executor import ExecutionResult
+from .asked import asked_text
 from .markdown import NO_TEX_CLASS
 from .render import (
     approval_text,
@@ -143,6 +144,7 @@ def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
         lines.append(f"value: {_value_text(result.value)}")
     lines.extend(_approval_lines(result.tool_calls))
     lines.extend(_progress_lines(result.tool_calls))
+    lines.extend(_per_call_lines(result.tool_calls, "asked", asked_text, 10, "asked back"))
     if result.error is not None:
         lines.append(_error_text(result.error))
     lines.extend(f"artifact: {_artifact_text(a)}" for a in result.artifacts)

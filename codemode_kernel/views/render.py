@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..worker.values import IMAGE_TYPES
+from .asked import asked_html
 
 __all__ = [
     "approval_html",
@@ -99,6 +100,9 @@ def call_html(call: Mapping[str, Any], *, open_result: bool = False, volatile: b
     progress = progress_html(call.get("progress"))
     if progress:
         body.append(progress)
+    asked = asked_html(call.get("asked"))
+    if asked:
+        body.append(asked)
     if call.get("error"):
         body.append(f'<pre style="color: #cf222e; {_MONO}">{esc(str(call["error"]))}</pre>')
     if artifact:
