@@ -26,7 +26,7 @@ from .toolspec import ToolSpec
 from .typegen import build_tool_models, renamed_warning, render_stubs
 
 if TYPE_CHECKING:
-    from .approvals import Approver
+    from .approvals import Approver, PromptApprover
     from .terminal_progress import ProgressLine
 
 __all__ = ["main"]
@@ -358,6 +358,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"codemode: {approver}", file=sys.stderr)
         return EXIT_USAGE
     with Toolbox(config) as toolbox, Executor(toolbox, approver=approver) as executor:
+        # A server's question during a call is asked on the terminal (declined when there is none).
+        toolbox.hub.asking.person = (
+            approver
+            if hasattr(approver, "elicit")  # the terminal's approver: one person, one question at a time
+            else _terminal_person(program_on_stdin=args.file == "-", line=line)
+        )
         try:
             result = executor.run(
                 code,
@@ -394,7 +400,7 @@ def _approver(
 
     ``line``: the terminal's progress line, erased while a question waits for its answer there.
     """
-    from .approvals import PromptApprover, approve_all, deny_all
+    from .approvals import approve_all, deny_all
 
     if choice == "all":
         return approve_all
@@ -405,6 +411,15 @@ def _approver(
         return None  # nobody to ask: such a call is denied with a message naming the fix
     if not terminal:
         return "--approve ask needs a terminal on standard input; use --approve all or --approve none"
+    return _terminal_person(program_on_stdin=program_on_stdin, line=line)
+
+
+def _terminal_person(*, program_on_stdin: bool, line: ProgressLine | None) -> PromptApprover | None:
+    """The person at the terminal, asked a line at a time on stderr/stdin; None off a terminal."""
+    from .approvals import PromptApprover
+
+    if program_on_stdin or not sys.stdin.isatty():
+        return None
 
     async def ask(question: str) -> str:
         if line is not None:
