@@ -10,7 +10,6 @@ offers (``agent.build_toolset``), so a host's model reads the same rules and typ
 import asyncio
 import functools
 import sys
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -25,14 +24,13 @@ from starlette.requests import Request
 from .._version import __version__
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
-from ..approvals import ApprovalRequest, Decision
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
 from ..errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
 from ..executor import ExecutionResult, Executor
 from ..executor.result import format_result_text
 from ..limits import MAX_TIMEOUT, MIN_TIMEOUT
 from ..toolbox import Toolbox
-from .approval import Allowances, ClientApprover
+from .approval import Allowances, ByRound, ClientApprover
 from .client_tools import (
     ANSWERS_PARAMETER,
     RESUME_PARAMETER,
@@ -62,9 +60,6 @@ Transport = Literal["stdio", "http"]
 
 DISCONNECT_POLL_S = 0.5
 """How often a running program's HTTP client is checked for having gone away."""
-
-ByRound = Callable[[ApprovalRequest], Awaitable[Decision]]
-"""Asks a 2026-07-28 client an approval question in a round of its own (``rounds.WaitingRun.ask``)."""
 
 SESSION_PARAMETER = (
     "Optional. A name for a session: programs run with the same name keep their globals (variables, "
@@ -110,11 +105,10 @@ def build_server(
     rounds = Rounds()
     log_levels = LogLevels(stdio=transport == "stdio")
 
-    def client_approver(ctx: Context[Any, Any]) -> ClientApprover:
+    def client_approver(ctx: Context[Any, Any], by_round: ByRound | None) -> ClientApprover:
         """Whom an excluded tool's direct call asks: its request's client, with its session's allowances."""
-        return ClientApprover(
-            ctx, asyncio.get_running_loop(), allowances.of(client_scope(ctx, stdio=transport == "stdio"))
-        )
+        allowed = allowances.of(client_scope(ctx, stdio=transport == "stdio"))
+        return ClientApprover(ctx, asyncio.get_running_loop(), allowed, by_round)
 
     async def execute_python(
         code: Annotated[str, Field(description=CODE_PARAMETER)],
@@ -129,10 +123,7 @@ def build_server(
     ) -> Annotated[CallToolResult, ExecutionRecord] | InputRequiredResult:
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if modern and ctx.request_state is not None:  # a retry answering the run's approval question
-            waiting, unanswered = rounds.resume(ctx.request_state, ctx.input_responses)
-            if waiting.relay is not None:
-                waiting.relay.rebind(ctx)  # progress and output go to the request that waits now
-            return await rounds.reply(waiting, unanswered)
+            return await rounds.retry(ctx)
         try:
             run = client_run(code, tools, resume, answers, timeout)
         except ClientToolsError as exc:
@@ -160,7 +151,7 @@ def build_server(
         if not modern:
             return finish(await execute())
         # 2026-07-28: an approval the program waits on ends this call with the question (rounds.py).
-        waiting = rounds.open(allowed, finish, relay)
+        waiting = rounds.open(finish, relay)
         rounds.start(waiting, execute(waiting.ask))
         return await rounds.reply(waiting)
 
@@ -179,7 +170,7 @@ def build_server(
         # execute_python first, then the excluded tools under their own names and schemas.
         tools=[
             Tool.from_function(execute_python, name=EXECUTE_PYTHON, description=refresher.description),
-            *passthrough_tools(toolbox, settings, approver=client_approver),
+            *passthrough_tools(toolbox, settings, approver=client_approver, rounds=rounds),
         ],
         subscriptions=bus,
     )

@@ -10,8 +10,8 @@ A client on the 2026-07-28 protocol, where a server cannot send a request in the
 asked in a round of its own: the question ends the call and the client's retry answers it (``rounds.py``).
 
 A client that cannot be asked is refused at once, with the fix, rather than sent a question it cannot
-answer: one that did not declare form elicitation, a 2026-07-28 call that cannot end in a question (a direct
-call of an excluded tool), and a response that has no channel back (HTTP in JSON mode).
+answer: one that did not declare form elicitation, a 2026-07-28 call without rounds to ask in, and a
+response that has no channel back (HTTP in JSON mode).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "DENY",
     "Allowances",
     "ApprovalForm",
+    "ByRound",
     "ClientApprover",
     "message",
     "refusal",
@@ -46,6 +47,9 @@ DENY: Final = "deny"
 
 CLIENT = "the client"
 """Who decided, in the call's record, when the client answered."""
+
+ByRound = Callable[[ApprovalRequest], Awaitable[Decision]]
+"""Asks a 2026-07-28 client an approval question in a round of its own (``rounds.WaitingRun.ask``)."""
 
 
 class ApprovalForm(BaseModel):
@@ -100,7 +104,7 @@ class ClientApprover:
         ctx: Context[Any, Any],
         loop: asyncio.AbstractEventLoop,
         allowed: set[str],
-        by_round: Callable[[ApprovalRequest], Awaitable[Decision]] | None = None,
+        by_round: ByRound | None = None,
     ) -> None:
         self._ctx = ctx
         self._loop = loop
@@ -125,9 +129,12 @@ class ClientApprover:
             ask = self._by_round if modern and self._by_round is not None else self._ask
             asked = asyncio.run_coroutine_threadsafe(_coroutine(ask(request)), self._loop)
             try:
-                return await asyncio.wrap_future(asked)
+                decision = await asyncio.wrap_future(asked)
             finally:
                 asked.cancel()  # given up (timeout, cancelled run): withdraw the question at the client
+            if decision.allowed and decision.scope == "session":
+                self.allowed.add(request.qualified_name)
+            return decision
 
     def cannot_ask(self) -> str | None:
         """Why this request's client cannot be asked a question, or None when it can."""
@@ -188,5 +195,5 @@ def refusal(request: ApprovalRequest, unable: str) -> str:
         f"{name} needs approval ({request.reason}) and this client cannot answer approval questions "
         f"({unable}), so it was denied; nothing was sent. Fix: list it in codeMode.autoApprove in the config "
         f'codemode serve runs with (e.g. "autoApprove": ["{name}"]), or use a client that answers MCP '
-        "elicitation requests (protocol 2025-06-18 to 2025-11-25)"
+        "form elicitation requests"
     )

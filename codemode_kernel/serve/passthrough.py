@@ -6,7 +6,8 @@ description and annotations, called through the hub (argument validation, timeou
 with the upstream's result as it came (content, structuredContent, isError). The upstream's progress
 reaches the client when it asked for progress. Such a call is the client's model's own call: one of a tool
 that needs approval is asked about like a program's (``approvals.py``), of the client that made it
-(``approver``), and denied with the fix when nobody can be asked.
+(``approver``; on the 2026-07-28 protocol in rounds, ``rounds.py``), and denied with the fix when nobody can
+be asked.
 
 Names are the ones ``%%agent`` gives its model (``agent.build_toolset``), so ``execute_python``'s
 description names exactly the tools offered. A name already taken (by ``execute_python``, or by an excluded
@@ -28,7 +29,8 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, ValidationError
 
 from ..agent import AgentOptions, build_toolset
@@ -39,13 +41,16 @@ from ..errors import CodeModeError
 from ..hub import ToolHub
 from ..toolbox import Toolbox
 from ..toolspec import ToolSpec
+from .approval import ByRound
+from .rounds import Rounds
 
 __all__ = ["ClientApprovers", "passthrough_tools"]
 
 log = logging.getLogger(__name__)
 
-ClientApprovers = Callable[[Context[Any, Any]], Approver | None]
-"""The approver of one request's client (``serve.approval.ClientApprover``), made on the server's loop."""
+ClientApprovers = Callable[[Context[Any, Any], ByRound | None], Approver | None]
+"""The approver of one request's client (``serve.approval.ClientApprover``), made on the server's loop;
+asking a 2026-07-28 client in rounds when given how (``ByRound``)."""
 
 
 def passthrough_tools(
@@ -54,13 +59,14 @@ def passthrough_tools(
     *,
     stderr: TextIO | None = None,
     approver: ClientApprovers | None = None,
+    rounds: Rounds | None = None,
 ) -> list[Tool]:
     """The excluded tools as SDK tools (what ``MCPServer(tools=...)`` takes), renamed ones reported.
 
     The names come from the same rule as ``execute_python``'s description (``build_toolset``), and
     never equal ``execute_python``. ``approver`` gives whom to ask about a call that needs approval (the
     settings' ``approve``/``autoApprove`` and the servers' annotations say which); without it nobody
-    can be asked and such a call is denied.
+    can be asked and such a call is denied. With ``rounds``, a 2026-07-28 client is asked in rounds.
     """
     offered = build_toolset(
         toolbox.models_for(settings), toolbox.hub.tool_specs(), settings, AgentOptions()
@@ -69,11 +75,11 @@ def passthrough_tools(
         print(f"codemode serve: {note}", file=stderr or sys.stderr)
     policy = ApprovalPolicy(settings.approve, settings.auto_approve)
 
-    def check(context: Context[Any, Any]) -> ApprovalCheck:
-        asked = approver(context) if approver is not None else None
+    def check(context: Context[Any, Any], by_round: ByRound | None) -> ApprovalCheck:
+        asked = approver(context, by_round) if approver is not None else None
         return ApprovalCheck(policy, asked, origin="model")
 
-    return [_tool(name, spec, toolbox.hub, check) for name, spec in offered.items()]
+    return [_tool(name, spec, toolbox.hub, check, rounds) for name, spec in offered.items()]
 
 
 def _renaming_notes(offered: Mapping[str, ToolSpec]) -> list[str]:
@@ -103,18 +109,39 @@ class _UpstreamArguments(ArgModelBase):
 
 
 def _tool(
-    name: str, spec: ToolSpec, hub: ToolHub, check: Callable[[Context[Any, Any]], ApprovalCheck]
+    name: str,
+    spec: ToolSpec,
+    hub: ToolHub,
+    check: Callable[[Context[Any, Any], ByRound | None], ApprovalCheck],
+    rounds: Rounds | None,
 ) -> Tool:
     """An SDK tool with ``spec``'s own schemas and texts, whose calls go to the upstream through ``hub``.
 
-    ``check`` says whose call it is and whom to ask, for the request's client.
+    ``check`` says whose call it is and whom to ask, for the request's client; ``rounds`` holds the calls
+    of 2026-07-28 clients that wait for an answer.
     """
 
-    async def call_upstream(arguments: dict[str, Any], context: Context[Any, Any]) -> CallToolResult:
+    async def call_upstream(
+        arguments: dict[str, Any], context: Context[Any, Any]
+    ) -> CallToolResult | InputRequiredResult:
+        if rounds is None or context.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return await call(arguments, context, _ProgressRelay(context, hub))
+        if context.request_state is not None:  # a retry answering the call's approval question
+            return await rounds.retry(context)
         relay = _ProgressRelay(context, hub)
+        waiting = rounds.open(_same, relay)
+        rounds.start(waiting, call(arguments, context, relay, waiting.ask))
+        return await rounds.reply(waiting)
+
+    async def call(
+        arguments: dict[str, Any],
+        context: Context[Any, Any],
+        relay: _ProgressRelay,
+        by_round: ByRound | None = None,
+    ) -> CallToolResult:
         try:
             result = await hub.acall(
-                spec.server, spec.name, arguments, progress=relay.forward, approval=check(context)
+                spec.server, spec.name, arguments, progress=relay.forward, approval=check(context, by_round)
             )
         except CodeModeError as exc:  # invalid arguments, timeout, denied, server gone: the caller reads why
             await relay.drain()
@@ -141,6 +168,10 @@ def _tool(
     )
 
 
+def _same(result: CallToolResult) -> CallToolResult:
+    return result
+
+
 def _annotations(spec: ToolSpec) -> ToolAnnotations | None:
     if spec.annotations is None:
         return None
@@ -163,6 +194,10 @@ class _ProgressRelay:
         self._hub = hub
         self._loop = asyncio.get_running_loop()
         self._sent: list[concurrent.futures.Future[None]] = []
+
+    def rebind(self, context: Context[Any, Any]) -> None:
+        """Send from now on for ``context``'s request (a 2026-07-28 client's next round: ``rounds.py``)."""
+        self._context = context
 
     async def forward(self, progress: float, total: float | None, message: str | None) -> None:
         """The hub's progress callback (on the hub's thread): hand the notification to the server's loop."""

@@ -3,10 +3,11 @@
 On 2026-07-28 a server cannot send a request in the middle of a call. It answers the call with an
 ``InputRequiredResult`` instead: here one ``input_requests`` entry, the approval form as an elicitation, and
 a ``request_state``; the client asks its user and calls again with the same arguments, the answer in
-``input_responses`` and the state echoed. The program does not stop in between: it waits in its approval,
-as it does while a handshake-era client's elicitation is open, and the retry hands it the decision and waits
-for its result or its next question. The wait is bounded as that one is, by the call's timeout; a client
-that never calls again gets the denial there, and the run ends unread.
+``input_responses`` and the state echoed. The work (``execute_python``'s program, or a direct call of an
+excluded tool) does not stop in between: it waits in its approval, as it does while a handshake-era client's
+elicitation is open, and the retry hands it the decision and waits for its result or its next question. The
+wait is bounded as that one is, by the call's timeout; a client that never calls again gets the denial
+there, and the work ends unread.
 
 The state names the waiting run by a random handle. The SDK seals every ``request_state`` (AES-GCM under a
 key of this process, bound to the tool's arguments and the caller, expiring), so a client can neither read
@@ -21,9 +22,10 @@ import json
 import secrets
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from mcp.server.elicitation import render_elicitation_schema
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
     CallToolResult,
@@ -35,20 +37,27 @@ from mcp.types import (
 from pydantic import ValidationError
 
 from ..approvals import ApprovalRequest, Decision
-from ..executor import ExecutionResult
 from .approval import ALLOW_ONCE, ALLOW_SESSION, CLIENT, ApprovalForm, message, refusal
-from .progress import ProgressRelay
 
-__all__ = ["GRACE_S", "Question", "Rounds", "WaitingRun"]
+__all__ = ["GRACE_S", "Question", "Rebindable", "Rounds", "WaitingRun"]
+
+T = TypeVar("T")
 
 GRACE_S = 60.0
 """How long a run that ended while its client was away keeps its result for a late retry."""
 
 GONE = (
-    "execute_python: this call's program is no longer waiting for an answer (it ended, was stopped, or was "
-    "started by another codemode serve process; a state lasts {grace:g} s after the program ends). Fix: call "
-    "execute_python again without input_responses or request_state: the program runs again from the start"
+    "this call is no longer waiting for an answer (it ended, was stopped, or was started by another "
+    "codemode serve process; a state lasts {grace:g} s after its work ends). Fix: make the call again "
+    "without input_responses or request_state: it starts afresh (a program runs again from its start)"
 )
+
+
+class Rebindable(Protocol):
+    """What sends a run's progress: each round points it at the request that waits now."""
+
+    def rebind(self, ctx: Context[Any, Any]) -> None:
+        """Send for ``ctx``'s request from now on."""
 
 
 @dataclass
@@ -60,24 +69,18 @@ class Question:
     answer: asyncio.Future[Decision]
 
 
-class WaitingRun:
-    """One 2026-07-28 call's program, running across the client's rounds, and its open question."""
+class WaitingRun(Generic[T]):
+    """One 2026-07-28 call's work, running across the client's rounds, and its open questions."""
 
     def __init__(
-        self,
-        handle: str,
-        allowed: set[str],
-        finish: Callable[[ExecutionResult], CallToolResult],
-        relay: ProgressRelay | None = None,
+        self, handle: str, finish: Callable[[T], CallToolResult], relay: Rebindable | None = None
     ) -> None:
         self.handle = handle
         self.relay = relay
-        """Sends the run's progress and output; each round points it at its own request."""
-        self.allowed = allowed
-        """The tools allowed "for this session": on this protocol, for the rest of this call."""
+        """Sends the work's progress and output, if anything does."""
         self.finish = finish
-        """Makes the call's result from the run's (the first round's ``execute_python`` knows how)."""
-        self.task: asyncio.Future[ExecutionResult] | None = None
+        """Makes the call's result from the work's (the first round knows how)."""
+        self.task: asyncio.Future[T] | None = None
         self._asked: asyncio.Queue[Question] = asyncio.Queue()
         self._open: dict[str, Question] = {}
         self._count = 0
@@ -102,14 +105,14 @@ class WaitingRun:
         question = self._open.get(key)
         if question is None or question.answer.done():
             return
-        question.answer.set_result(_decision(question.request, response, self.allowed))
+        question.answer.set_result(_decision(question.request, response))
 
     def still_open(self, key: str) -> Question | None:
         """The question ``key`` if the run still waits on it."""
         return self._open.get(key)
 
-    async def next(self) -> ExecutionResult | Question:
-        """The run's result, or the next question still open, whichever comes first."""
+    async def next(self) -> T | Question:
+        """The work's result, or the next question still open, whichever comes first."""
         assert self.task is not None
         while True:
             if self.task.done():
@@ -128,25 +131,32 @@ class Rounds:
     """The runs of 2026-07-28 calls that wait for their client's next round, by handle."""
 
     def __init__(self) -> None:
-        self._runs: dict[str, WaitingRun] = {}
+        self._runs: dict[str, WaitingRun[Any]] = {}
 
-    def open(
-        self,
-        allowed: set[str],
-        finish: Callable[[ExecutionResult], CallToolResult],
-        relay: ProgressRelay | None = None,
-    ) -> WaitingRun:
+    def open(self, finish: Callable[[T], CallToolResult], relay: Rebindable | None = None) -> WaitingRun[T]:
         """A new waiting run: ``start`` it, then ``reply``."""
-        waiting = WaitingRun(secrets.token_urlsafe(18), allowed, finish, relay)
+        waiting = WaitingRun(secrets.token_urlsafe(18), finish, relay)
         self._runs[waiting.handle] = waiting
         return waiting
 
-    def start(self, waiting: WaitingRun, run: Coroutine[Any, Any, ExecutionResult]) -> None:
-        """Run ``run`` as ``waiting``'s program; once it ends, its entry lasts ``GRACE_S`` at most."""
-        waiting.task = asyncio.ensure_future(run)
+    def start(self, waiting: WaitingRun[T], work: Coroutine[Any, Any, T]) -> None:
+        """Run ``work`` as ``waiting``'s; once it ends, its entry lasts ``GRACE_S`` at most."""
+        waiting.task = asyncio.ensure_future(work)
         waiting.task.add_done_callback(lambda _: self._forget_later(waiting.handle))
 
-    def resume(self, state: str, responses: dict[str, Any] | None) -> tuple[WaitingRun, Question | None]:
+    async def retry(self, ctx: Context[Any, Any]) -> CallToolResult | InputRequiredResult:
+        """Answer a retry (its ``request_state`` is set): hand over its answer, then ``reply``.
+
+        Raises:
+            ToolError: the run is gone (ended and collected, timed out, or another process's), with the fix.
+        """
+        assert ctx.request_state is not None
+        waiting, unanswered = self.resume(ctx.request_state, ctx.input_responses)
+        if waiting.relay is not None:
+            waiting.relay.rebind(ctx)  # progress and output go to the request that waits now
+        return await self.reply(waiting, unanswered)
+
+    def resume(self, state: str, responses: dict[str, Any] | None) -> tuple[WaitingRun[Any], Question | None]:
         """The run a retry's ``request_state`` names, its answers given; and its question left unanswered.
 
         Raises:
@@ -164,11 +174,11 @@ class Rounds:
         return waiting, waiting.still_open(key)  # retried without the answer: asked again
 
     async def reply(
-        self, waiting: WaitingRun, unanswered: Question | None = None
+        self, waiting: WaitingRun[Any], unanswered: Question | None = None
     ) -> CallToolResult | InputRequiredResult:
-        """The call's result (``CallToolResult``) when the run ends, or an ``InputRequiredResult``.
+        """The call's result (``CallToolResult``) when the work ends, or an ``InputRequiredResult``.
 
-        A client that closes the request (cancels) while the program runs stops the program.
+        A client that closes the request (cancels) while the work runs stops it.
         """
         assert waiting.task is not None
         if unanswered is not None:
@@ -193,7 +203,7 @@ class Rounds:
             asyncio.get_running_loop().call_later(GRACE_S, self._runs.pop, handle, None)
 
 
-def _input_required(waiting: WaitingRun, question: Question) -> InputRequiredResult:
+def _input_required(waiting: WaitingRun[Any], question: Question) -> InputRequiredResult:
     form = ElicitRequestFormParams(
         message=message(question.request), requested_schema=render_elicitation_schema(ApprovalForm)
     )
@@ -203,8 +213,11 @@ def _input_required(waiting: WaitingRun, question: Question) -> InputRequiredRes
     )
 
 
-def _decision(request: ApprovalRequest, response: Any, allowed: set[str]) -> Decision:
-    """The decision an elicitation response carries (as ``approval.ClientApprover`` reads one)."""
+def _decision(request: ApprovalRequest, response: Any) -> Decision:
+    """The decision an elicitation response carries (as ``approval.ClientApprover`` reads one).
+
+    ``scope="session"`` says to allow the tool for the rest of the session: the approver records that.
+    """
     if not isinstance(response, ElicitResult):
         unable = "its answer to the approval question was not an elicitation result"
         return Decision(False, CLIENT, message=refusal(request, unable))
@@ -218,6 +231,5 @@ def _decision(request: ApprovalRequest, response: Any, allowed: set[str]) -> Dec
         unable = f"its answer to the approval question was an error: {exc}"
         return Decision(False, CLIENT, message=refusal(request, unable))
     if choice == ALLOW_SESSION:
-        allowed.add(request.qualified_name)
         return Decision(True, CLIENT, scope="session")
     return Decision(choice == ALLOW_ONCE, CLIENT)

@@ -45,7 +45,9 @@ class Answers:
         return ElicitResult(action="accept", content={"decision": self.decisions.pop(0)})
 
 
-def _serve(folder: Path, memory_server_bin: str, answers: Answers | None) -> tuple[CallToolResult, list[Any]]:
+def _serve(
+    folder: Path, memory_server_bin: str, answers: Answers | None, mode: str = "legacy"
+) -> tuple[CallToolResult, list[Any]]:
     """Plant two cities, call the excluded ``delete_entities`` directly, then list what is left."""
     memory = {
         "command": memory_server_bin,
@@ -60,7 +62,7 @@ def _serve(folder: Path, memory_server_bin: str, answers: Answers | None) -> tup
     async def session() -> None:
         with (folder / "serve.log").open("w") as errlog:
             transport = stdio_client(stdio_params(folder, config), errlog=errlog)
-            async with Client(transport, mode="legacy", elicitation_callback=answers) as client:
+            async with Client(transport, mode=mode, elicitation_callback=answers) as client:
                 with anyio.fail_after(60):
                     names = [t.name for t in (await client.list_tools()).tools]
                     assert "delete_entities" in names  # offered beside execute_python
@@ -113,3 +115,19 @@ def test_a_client_that_cannot_be_asked_is_refused_naming_the_fix(
         "client cannot answer approval questions (it did not declare MCP form elicitation)"
     )
     assert "codeMode.autoApprove" in text
+
+
+@pytest.mark.parametrize(("decision", "left"), [("allow once", ["Lima"]), ("deny", ["Lima", "Oslo"])])
+def test_on_the_2026_protocol_the_direct_call_is_asked_in_a_round_of_its_own(
+    tmp_path: Path, memory_server_bin: str, decision: str, left: list[str]
+) -> None:
+    """The call ends in an InputRequiredResult; the SDK client asks, retries, and gets the call's result."""
+    answers = Answers(decision)
+    direct, names = _serve(tmp_path, memory_server_bin, answers, mode="auto")
+    assert names == left
+    (question,) = answers.asked
+    assert 'memory/delete_entities(entityNames=["Oslo"])' in question and REASON in question
+    if decision == "deny":
+        assert direct.is_error and _text(direct).endswith("was denied by the client; nothing was sent")
+    else:
+        assert not direct.is_error, _text(direct)
