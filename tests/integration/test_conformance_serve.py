@@ -1,16 +1,19 @@
 """``codemode serve --transport http`` against the official MCP conformance suite, and what it asserts.
 
-One real served process (the weather demo server behind it) is shared by every test. Each server scenario
-of the suite that applies to serve runs as a test of its own and must pass every check; the scenarios that
-do not apply (they call tools, prompts or resources of the suite's own test server) are listed with the
-reason, as in docs/serve.md, and a suite that gains a scenario fails ``test_every_scenario_is_run_or_*``
-until it is sorted into one list or the other. The suite checks only that ``logging/setLevel`` answers
-``{}``, so the filtering it promises, the capabilities and the version are asserted here with the SDK's
-client.
+One real served process is shared by every test, with the weather demo server and
+tests/servers/conformance_tools_server.py behind it: the tools the suite's ``tools-call-*`` scenarios call,
+every one excluded from code mode, so serve offers them under their own names and those scenarios check
+its passthrough. Each server scenario of the suite that applies to serve runs as a test of its own and must
+pass every check; the scenarios that do not apply (they need prompts, resources or server requests serve
+does not have) are listed with the reason, as in docs/serve.md, and a suite that gains a scenario fails
+``test_every_scenario_is_run_or_*`` until it is sorted into one list or the other. The suite checks only
+that ``logging/setLevel`` answers ``{}``, so the filtering it promises, the capabilities and the version
+are asserted here with the SDK's client.
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -24,6 +27,7 @@ from mcp.types import LoggingLevel, LoggingMessageNotificationParams
 
 from codemode_kernel._version import __version__
 from tests.conformance_support import list_scenarios, run_server_scenario
+from tests.conftest import ROOT
 from tests.integration.serve_support import demo_server, served_http, write_serve_config
 
 pytestmark = pytest.mark.integration
@@ -37,29 +41,46 @@ SCENARIOS = [
     "prompts-list",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
+    # Through the passthrough of conformance_tools_server.py's excluded tools:
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "json-schema-2020-12",
 ]
 """The suite's server scenarios that test serve's own behaviour: every check must pass."""
 
+PASSTHROUGH_TOOLS = [
+    "test_simple_text",
+    "test_image_content",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_multiple_content_types",
+    "test_error_handling",
+    "test_tool_with_progress",
+    "json_schema_2020_12_tool",
+]
+
 NOT_APPLICABLE = {
+    "tools-call-with-logging": (
+        "serve does not forward an upstream server's log messages (notifications/message) to its client"
+    ),
     **dict.fromkeys(
         [
-            "tools-call-simple-text",
-            "tools-call-image",
-            "tools-call-audio",
-            "tools-call-embedded-resource",
-            "tools-call-mixed-content",
-            "tools-call-with-logging",
-            "tools-call-error",
-            "tools-call-with-progress",
             "tools-call-sampling",
             "tools-call-elicitation",
-            "json-schema-2020-12",
             "elicitation-sep1034-defaults",
             "elicitation-sep1330-enums",
-            "server-sse-polling",
         ],
-        "calls a tool of the suite's test server (test_simple_text, test_reconnection, ...); serve offers "
-        "execute_python and the configured servers' excluded tools",
+        "the tool asks the client back (sampling or elicitation), and serve does not forward an upstream "
+        "server's questions to its own client yet: the hub declines them, naming the server",
+    ),
+    "server-sse-polling": (
+        "calls test_reconnection, which must close the SSE stream mid-call so the client polls (SEP-1699); "
+        "serve keeps no event store for resuming streams"
     ),
     **dict.fromkeys(
         ["resources-read-text", "resources-read-binary", "resources-templates-read"],
@@ -70,12 +91,7 @@ NOT_APPLICABLE = {
         "serve offers no resource subscriptions (capability resources.subscribe is false)",
     ),
     **dict.fromkeys(
-        [
-            "prompts-get-simple",
-            "prompts-get-with-args",
-            "prompts-get-embedded-resource",
-            "prompts-get-with-image",
-        ],
+        [f"prompts-get-{name}" for name in ("simple", "with-args", "embedded-resource", "with-image")],
         "serve offers no prompts (prompts/list is empty)",
     ),
     "completion-complete": "serve offers no completions (no completions capability)",
@@ -87,9 +103,15 @@ PROGRAM = 'import sys\nprint("to stdout")\nprint("to stderr", file=sys.stderr)\n
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One ``codemode serve --transport http`` on loopback, no token: its /mcp URL."""
+    """One ``codemode serve --transport http`` on loopback, no token, the suite's tools passed through."""
     root = tmp_path_factory.mktemp("conformance-serve")
-    write_serve_config(root, {"weather": demo_server("weather")})
+    tools = {
+        "command": sys.executable,
+        "args": [str(ROOT / "tests" / "servers" / "conformance_tools_server.py")],
+    }
+    excluded = [f"conformance/{name}" for name in PASSTHROUGH_TOOLS]
+    servers = {"weather": demo_server("weather"), "conformance": tools}
+    write_serve_config(root, servers, defaults={"codeMode": {"excludedTools": excluded}})
     with served_http(root, root / "serve.json") as (_, url):
         yield url
 
