@@ -17,7 +17,15 @@ import pytest
 from mcp import Client, stdio_client
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import ElicitationFnT
-from mcp.types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
+from mcp.types import (
+    CallToolResult,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    InputRequiredResult,
+    InputResponses,
+)
 
 from tests.integration.serve_support import served_http, stdio_params, write_serve_config
 
@@ -285,3 +293,47 @@ def test_over_http_on_the_2026_protocol_each_question_is_a_round_and_an_allowanc
     ]
     assert second["value"]["data"] == ["deleted", ["Lima"]]  # a new call is asked again
     assert len(answers.asked) == 2
+
+
+def test_the_2026_rounds_on_the_wire_an_unanswered_retry_is_asked_again_and_a_spent_state_is_refused(
+    tmp_path: Path, memory_server_bin: str
+) -> None:
+    """The rounds driven by hand, as a client that keeps the state itself would: what each answer is."""
+    config = _config(tmp_path, memory_server_bin)
+    outcomes: list[Any] = []
+
+    async def session() -> None:
+        with (tmp_path / "serve.log").open("w") as errlog:
+            client = Client(
+                stdio_client(stdio_params(tmp_path, config), errlog=errlog), elicitation_callback=Answers()
+            )
+            async with client:
+                call = client.session.call_tool
+                arguments = {"code": DELETE}
+                with anyio.fail_after(60):
+                    first = await call("execute_python", arguments, allow_input_required=True)
+                    assert isinstance(first, InputRequiredResult) and first.request_state is not None
+                    state = first.request_state
+                    again = await call(
+                        "execute_python", arguments, request_state=state, allow_input_required=True
+                    )
+                    answer: InputResponses = {
+                        key: _choose("allow once") for key in (first.input_requests or {})
+                    }
+                    done = await call(
+                        "execute_python", arguments, input_responses=answer, request_state=state
+                    )
+                    spent = await call(
+                        "execute_python", arguments, input_responses=answer, request_state=state
+                    )
+                outcomes.extend([first, again, done, spent])
+
+    anyio.run(session)
+    first, again, done, spent = outcomes
+    (key,) = first.input_requests
+    question = first.input_requests[key]
+    assert question.method == "elicitation/create" and REASON in question.params.message
+    assert isinstance(again, InputRequiredResult) and again.input_requests == first.input_requests
+    assert _record(done)["value"]["data"] == ["deleted", ["Lima"]]
+    assert spent.is_error and "this call is no longer waiting for an answer" in spent.content[0].text
+    assert "make the call again without input_responses or request_state" in spent.content[0].text
