@@ -31,6 +31,7 @@ __all__ = [
     "Question",
     "QuestionRefused",
     "check_content",
+    "clean_schema",
     "field_prompt",
     "fill_defaults",
     "nobody",
@@ -286,6 +287,34 @@ def _options(name: str, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tup
         if not isinstance(value, str) or len(value) > 200 or not value.isprintable():
             raise QuestionRefused(f"field {name!r}: each choice must be a short printable string")
     return tuple(values), tuple(_cut(t, 200) for t in titles) if titles else ()
+
+
+def clean_schema(question: Question) -> dict[str, Any]:
+    """The form's schema rebuilt from what was read (texts cut, nothing else kept): safe to forward."""
+    properties: dict[str, Any] = {}
+    for spec in question.fields:
+        prop: dict[str, Any] = {"type": spec.type}
+        if spec.options:
+            choice: dict[str, Any] = {"type": "string", "enum": list(spec.options)}
+            prop = {"type": "array", "items": choice} if spec.multiple else choice
+        for key, value in (
+            ("title", spec.title or None),
+            ("description", spec.description or None),
+            ("format", spec.format),
+            ("minimum", spec.minimum),
+            ("maximum", spec.maximum),
+        ):
+            if value is not None:
+                prop[key] = value
+        if spec.min_length is not None:
+            prop["minItems" if spec.multiple else "minLength"] = spec.min_length
+        if spec.max_length is not None:
+            prop["maxItems" if spec.multiple else "maxLength"] = spec.max_length
+        if spec.has_default:
+            prop["default"] = spec.default
+        properties[spec.name] = prop
+    required = [spec.name for spec in question.fields if spec.required]
+    return {"type": "object", "properties": properties, **({"required": required} if required else {})}
 
 
 def fill_defaults(question: Question, content: Mapping[str, Any]) -> dict[str, Any]:

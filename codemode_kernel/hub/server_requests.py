@@ -30,7 +30,15 @@ import mcp_types as types
 from ..approvals import ApprovalCheck, ApprovalRequest, Approver
 from ..calllog import CallLog
 from ..config import ServerConfig
-from ..elicitation import Answer, Elicitor, QuestionRefused, check_content, nobody, parse_question
+from ..elicitation import (
+    Answer,
+    Elicitor,
+    QuestionRefused,
+    check_content,
+    fill_defaults,
+    nobody,
+    parse_question,
+)
 from ..errors import CodeModeError
 
 __all__ = ["AskContext", "ServerRequests", "elicitor_of"]
@@ -130,7 +138,8 @@ class ServerRequests:
                 answer = Answer("cancel", by="nobody", note=f"asking failed: {type(exc).__name__}: {exc}")
         if answer.action == "accept" and question.mode == "form":
             try:
-                content = check_content(question, answer.content or {})
+                # SEP-1034: a field the answer leaves out takes its default, whoever answered.
+                content = check_content(question, fill_defaults(question, answer.content or {}))
             except QuestionRefused as exc:
                 answer = Answer("cancel", by=answer.by, note=f"the answer did not fit the question: {exc}")
             else:

@@ -27,6 +27,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
 from ..approvals import ApprovalRequest, Decision
+from .elicit import ClientElicitor
 
 __all__ = [
     "ALLOW_ONCE",
@@ -111,6 +112,8 @@ class ClientApprover:
         self.allowed = allowed
         self._by_round = by_round
         self._one_at_a_time: asyncio.Lock | None = None
+        self.elicit = ClientElicitor(ctx, loop)
+        """Forwards a server's question during one of this request's calls to the client (``elicit.py``)."""
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
         """Allow a tool allowed earlier in this session; refuse when the client cannot answer; else ask.

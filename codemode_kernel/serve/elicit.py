@@ -1,0 +1,83 @@
+"""A server's question, during a call ``codemode serve`` runs, forwarded to serve's own client.
+
+The hub asks the call's approver (``ClientApprover``) through its ``elicit``: this. The question goes to
+the client of the ``execute_python`` request (or passthrough call) that made the call, over that request's
+session, on the MCP server's loop, as an ``elicitation/create`` of its own: the message says which server
+behind codemode asks, and the form is the schema as codemode read it (``elicitation.clean_schema``: only
+the fields the spec allows, texts cut), so a hostile schema never reaches the client whole. A URL question
+is forwarded in URL mode, to a client that declared it. A client that cannot be asked (no elicitation
+capability for that mode, the 2026-07-28 protocol, HTTP in JSON response mode) gets nothing, and the
+question is declined naming the server and the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..elicitation import Answer, Question, clean_schema
+
+__all__ = ["ClientElicitor"]
+
+CLIENT = "the client"
+
+
+class ClientElicitor:
+    """Forwards a server's question to the client of one serve request; an ``Elicitor``."""
+
+    def __init__(self, ctx: Context[Any, Any], loop: asyncio.AbstractEventLoop) -> None:
+        self._ctx = ctx
+        self._loop = loop
+
+    async def __call__(self, question: Question) -> Answer:
+        """Ask the client on serve's loop (called on the hub's); withdrawn when the wait is given up."""
+        unable = self.cannot_ask(question)
+        if unable is not None:
+            note = (
+                f"server {question.server!r} asked a question ({question.message[:120]!r}) and this client "
+                f"cannot be asked ({unable}), so it was declined. Fix: use a client that answers MCP "
+                f"{question.mode} elicitation requests"
+            )
+            return Answer("decline", by="nobody", note=note)
+        asked = asyncio.run_coroutine_threadsafe(self._ask(question), self._loop)
+        try:
+            return await asyncio.wrap_future(asked)
+        finally:
+            asked.cancel()  # the call ended or timed out: the SDK withdraws the question at the client
+
+    def cannot_ask(self, question: Question) -> str | None:
+        """Why this request's client cannot be asked ``question``, or None when it can."""
+        session = self._ctx.session
+        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return (
+                f"it speaks MCP {session.protocol_version}, where a server cannot ask in the middle of a call"
+            )
+        capabilities = session.client_capabilities
+        elicitation = capabilities.elicitation if capabilities is not None else None
+        if elicitation is None:
+            return "it did not declare MCP elicitation"
+        if question.mode == "url" and elicitation.url is None:
+            return "it did not declare URL-mode elicitation"
+        if question.mode == "form" and elicitation.form is None and elicitation.url is not None:
+            return "it did not declare form elicitation"
+        if not session.can_send_request:
+            return "this response has no channel back to the client (HTTP in JSON response mode)"
+        return None
+
+    async def _ask(self, question: Question) -> Answer:
+        session = self._ctx.session
+        message = f"The MCP server {question.about!r} (used by codemode) asks: {question.message}"
+        if question.mode == "url":
+            assert question.url is not None
+            result = await session.elicit_url(
+                message, question.url, question.elicitation_id or "", related_request_id=self._ctx.request_id
+            )
+        else:
+            result = await session.elicit_form(
+                message, clean_schema(question), related_request_id=self._ctx.request_id
+            )
+        content = dict(result.content) if result.content is not None else None
+        return Answer(result.action, content if result.action == "accept" else None, by=CLIENT)
