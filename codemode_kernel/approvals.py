@@ -273,17 +273,16 @@ class PromptApprover:
         self.allowed: set[str] = set()
         """Tools allowed with ``a`` (``server/tool``), and patterns allowed ahead (``allow``)."""
         self._one_at_a_time: asyncio.Lock | None = None
-        self.elicit = LineElicitor(ask, who=who)
-        """Asks a server's question (``elicitation.py``) the same way: one line per field."""
+        self.elicit = LineElicitor(ask, who=who, lock=self._lock)
+        """Asks a server's question (``elicitation.py``) the same way, one line per field, never at the same
+        time as an approval question (one prompt, one answer)."""
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
         """Allow a tool allowed earlier with ``a``; else ask.
 
         One question at a time: a parallel batch of destructive calls is asked about in turn.
         """
-        if self._one_at_a_time is None:
-            self._one_at_a_time = asyncio.Lock()
-        async with self._one_at_a_time:
+        async with self._lock():
             if any(pattern_matches(p, request.server, request.tool) for p in self.allowed):
                 return Decision(True, f"{self.who} (allowed earlier)", scope="kernel")
             try:
@@ -294,6 +293,12 @@ class PromptApprover:
                 self.allowed.add(request.qualified_name)
                 return Decision(True, self.who, scope="kernel")
             return Decision(answer in ("y", "yes"), self.who)
+
+    def _lock(self) -> asyncio.Lock:
+        """One question at a time, approvals and servers' questions alike (made on the asking loop)."""
+        if self._one_at_a_time is None:
+            self._one_at_a_time = asyncio.Lock()
+        return self._one_at_a_time
 
     def cannot_ask(self, request: ApprovalRequest) -> str:
         """The denial's message when nobody could be asked (``ask`` raised EOFError); "" for the default."""

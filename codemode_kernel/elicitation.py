@@ -254,7 +254,7 @@ def _field(name: Any, prop: Any, required: bool) -> FieldSpec:
         maximum=_number(prop.get("maximum")),
         min_length=_count(prop.get("minLength", prop.get("minItems"))),
         max_length=_count(prop.get("maxLength", prop.get("maxItems"))),
-        format=prop.get("format") if prop.get("format") in _FORMATS else None,
+        format=_format(prop.get("format")),
     )
     if has_default:
         problem = _check_value(spec, default)
@@ -455,16 +455,28 @@ class LineElicitor:
     be ``decline`` (or ``cancel``) instead of an answer. Questions are asked one at a time.
     """
 
-    def __init__(self, ask: Callable[[str], Awaitable[str]], *, who: str = "the user") -> None:
+    def __init__(
+        self,
+        ask: Callable[[str], Awaitable[str]],
+        *,
+        who: str = "the user",
+        lock: Callable[[], asyncio.Lock] | None = None,
+    ) -> None:
         self.ask = ask
         self.who = who
         self._one_at_a_time: asyncio.Lock | None = None
+        self._shared_lock = lock
+        """The lock of the approver asking on the same prompt: one question at a time across both."""
 
     async def __call__(self, question: Question) -> Answer:
         """Ask, one line per field; the answer with defaults filled in, or declined."""
-        if self._one_at_a_time is None:
-            self._one_at_a_time = asyncio.Lock()
-        async with self._one_at_a_time:
+        if self._shared_lock is not None:
+            lock = self._shared_lock()
+        else:
+            if self._one_at_a_time is None:
+                self._one_at_a_time = asyncio.Lock()
+            lock = self._one_at_a_time
+        async with lock:
             try:
                 if question.mode == "url":
                     line = (await self.ask(url_prompt(question))).strip().lower()
@@ -540,6 +552,10 @@ def _number(value: Any) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+def _format(value: Any) -> str | None:
+    return value if isinstance(value, str) and value in _FORMATS else None
 
 
 def _count(value: Any) -> int | None:
