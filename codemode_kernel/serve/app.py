@@ -142,11 +142,14 @@ def build_server(
         async def execute(by_round: ByRound | None = None) -> ExecutionResult:
             try:
                 async with admission.place():
-                    return await _run(executor, ctx, code, timeout, ref, run, allowed, relay, by_round)
+                    result = await _run(executor, ctx, code, timeout, ref, run, allowed, relay, by_round)
             except ServerBusyError as exc:
                 raise ToolError(str(exc)) from None
             except ToolNameCollisionError as exc:
                 raise ToolError(f"tools: {exc}") from None
+            if result.artifacts:  # new resources: clients listing them are told
+                await refresher.resources_changed()
+            return result
 
         if not modern:
             return finish(await execute())

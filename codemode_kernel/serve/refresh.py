@@ -4,9 +4,11 @@ An upstream server may announce new tools (``notifications/tools/list_changed``)
 ones; the worker's functions follow at once (the executor prepares workers for the current tools), and this
 module makes the description follow too and tells the clients: ``notifications/tools/list_changed`` on the
 connections of clients on handshake-era protocols, and an event for ``subscriptions/listen`` streams on the
-2026-07-28 protocol. Since it sends the former, its middleware also declares ``tools.listChanged`` in the
-``initialize`` result (the SDK's MCPServer declares false, having no setting for it; on 2026-07-28 the SDK
-derives the flag from ``subscriptions/listen``, which serve offers).
+2026-07-28 protocol. The resources (the workspace's artifacts) change when a program stores one: the same
+clients are told ``notifications/resources/list_changed`` (``resources_changed``). Since it sends both,
+its middleware also declares ``tools.listChanged`` and ``resources.listChanged`` in the ``initialize``
+result (the SDK's MCPServer declares false, having no setting for it; on 2026-07-28 the SDK derives the
+flags from ``subscriptions/listen``, which serve offers).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.shared.subscriptions import ToolsListChanged
+from mcp.shared.subscriptions import ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 __all__ = ["ToolListRefresher"]
@@ -65,7 +67,8 @@ class ToolListRefresher:
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         """Learn the loop and the client; apply a pending change before the request sees the tools.
 
-        An ``initialize`` result gets ``tools.listChanged: true``: this server does send the notification.
+        An ``initialize`` result gets ``listChanged: true`` for tools and resources: this server does send
+        those notifications.
         """
         self._loop = asyncio.get_running_loop()
         self._remember(ctx)
@@ -73,16 +76,26 @@ class ToolListRefresher:
             self._refresh()
         result = await call_next(ctx)
         if ctx.method == "initialize" and isinstance(result, dict):
-            tools = result.get("capabilities", {}).get("tools")
-            if isinstance(tools, dict):
-                tools["listChanged"] = True
+            for kind in ("tools", "resources"):
+                declared = result.get("capabilities", {}).get(kind)
+                if isinstance(declared, dict):
+                    declared["listChanged"] = True
         return result
+
+    async def resources_changed(self) -> None:
+        """Tell the clients the resources changed (a program stored an artifact)."""
+        await self._bus.publish(ResourcesListChanged())
+        for session in list(self._peers.values()):
+            with contextlib.suppress(Exception):  # a client that went away is simply not told
+                await session.send_resource_list_changed()
 
     def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return  # no connection to notify: these clients listen on subscriptions/listen
         headers = getattr(ctx.request, "headers", None)
-        key = headers.get("mcp-session-id", "") if headers is not None else "stdio"
+        key = headers.get("mcp-session-id") if headers is not None else "stdio"
+        if not key:
+            return  # an HTTP initialize: its MCP session is remembered from its next request, by its id
         self._peers[key] = ctx.session
         self._peers.move_to_end(key)
         while len(self._peers) > _KEPT_CONNECTIONS:

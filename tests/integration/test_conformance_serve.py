@@ -23,7 +23,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp.types import LoggingLevel, LoggingMessageNotificationParams
+from mcp.types import LoggingLevel, LoggingMessageNotificationParams, ResourceListChangedNotification
 
 from codemode_kernel._version import __version__
 from tests.conformance_support import list_scenarios, run_server_scenario
@@ -140,9 +140,37 @@ def test_initialize_declares_what_serve_does_and_its_version(served: str) -> Non
             # It sends notifications/tools/list_changed when a server's tools change, and log messages.
             assert capabilities.tools is not None and capabilities.tools.list_changed is True
             assert capabilities.logging is not None
-            # Artifacts come and go without notifications or subscriptions; nothing to complete.
-            assert capabilities.resources is not None and not capabilities.resources.list_changed
+            # A program storing an artifact adds a resource (list_changed); no subscriptions, no completions.
+            assert capabilities.resources is not None and capabilities.resources.list_changed is True
             assert not capabilities.resources.subscribe and capabilities.completions is None
+
+    anyio.run(check)
+
+
+def test_a_program_that_stores_an_artifact_tells_the_clients_the_resources_changed(served: str) -> None:
+    async def check() -> None:
+        changed = anyio.Event()
+        seen: list[Any] = []
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, ResourceListChangedNotification):
+                seen.append(message)
+                changed.set()
+
+        async with Client(
+            streamable_http_client(served), mode="legacy", message_handler=on_message
+        ) as client:
+            plain = await client.call_tool("execute_python", {"code": "1 + 1"})
+            stored = await client.call_tool(
+                "execute_python", {"code": 'store_artifact({"n": 1}, name="note")'}
+            )
+            assert stored.structured_content is not None and stored.structured_content["artifacts"]
+            with anyio.fail_after(10):
+                await changed.wait()
+            assert plain.structured_content is not None and not plain.structured_content["artifacts"]
+            listed = await client.list_resources()
+            assert any(resource.name == "note" for resource in listed.resources)
+            assert len(seen) == 1  # the program that stored nothing changed nothing
 
     anyio.run(check)
 
