@@ -161,7 +161,8 @@ def test_history_files_keep_each_agent_request_with_its_answer(
     assert newest["kind"] == "agent" and newest["model"] == "scripted" and newest["request"] == "Where am I?"
     assert newest["status"] == "answered" and newest["number"] >= 1
     assert newest["bundle"] == {"data": answer["data"], "metadata": answer["metadata"]}
-    assert newest["bundle"]["data"]["text/markdown"] == "You are in &lt;b>Oslo&lt;/b>."  # escaped, as shown
+    shown_markdown = newest["bundle"]["data"]["text/markdown"]  # as shown: safe_markdown, raw HTML escaped
+    assert "You are in &lt;b>Oslo&lt;/b>." in shown_markdown and "<b>" not in shown_markdown
     (program,) = newest["executions"]  # the program the agent ran, as the cell showed its record
     (shown,) = [m["content"] for m in reply.of_type("display_data") if TRACE_MIME in m["content"]["metadata"]]
     assert program == {"data": shown["data"], "metadata": shown["metadata"]}
