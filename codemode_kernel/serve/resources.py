@@ -6,6 +6,8 @@ becomes an artifact on its own; the result record then carries only the artifact
 an MCP host can fetch that data when it needs it instead of receiving it inline.
 
 Each request reads the store afresh, so artifacts made after the server started are there at once.
+``completion/complete`` on the template's ``id_or_name`` suggests the artifacts' names, then their ids,
+that start with what the client typed.
 The SDK's ``MCPServer`` lists only resources registered up front, with a fixed MIME type per template and
 no sizes; so these three handlers replace its own at the low-level server, and hand every URI that is not
 ``artifact://`` to the handler they replaced.
@@ -24,6 +26,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import (
     Annotations,
     BlobResourceContents,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
     ListResourcesResult,
     ListResourceTemplatesResult,
     PaginatedRequestParams,
@@ -31,6 +36,7 @@ from mcp.types import (
     ReadResourceResult,
     Resource,
     ResourceTemplate,
+    ResourceTemplateReference,
     TextResourceContents,
 )
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
@@ -38,12 +44,21 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..artifacts import Artifact, ArtifactStore
 from ..errors import ArtifactError, ArtifactNotFoundError
 
-__all__ = ["ARTIFACT_SCHEME", "ARTIFACT_TEMPLATE", "PAGE_SIZE", "add_artifact_resources", "artifact_uri"]
+__all__ = [
+    "ARTIFACT_SCHEME",
+    "ARTIFACT_TEMPLATE",
+    "COMPLETION_LIMIT",
+    "PAGE_SIZE",
+    "add_artifact_resources",
+    "artifact_uri",
+]
 
 ARTIFACT_SCHEME = "artifact://"
 ARTIFACT_TEMPLATE = ARTIFACT_SCHEME + "{id_or_name}"
 PAGE_SIZE = 200
 """Artifacts per ``resources/list`` page; ``nextCursor`` leads to the next."""
+COMPLETION_LIMIT = 100
+"""Values one completion answer carries: the spec's most."""
 
 _TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript", "application/yaml"})
 
@@ -56,7 +71,11 @@ def artifact_uri(artifact: Artifact) -> str:
 
 
 def add_artifact_resources(server: MCPServer[Any], artifacts: ArtifactStore) -> None:
-    """Offer ``artifacts`` through resources/list, resources/read and resources/templates/list."""
+    """Offer ``artifacts`` through resources/list, resources/read and resources/templates/list.
+
+    Also answers completion/complete (and so declares the ``completions`` capability): this server has no
+    prompts, and the artifact template is its one thing to complete.
+    """
     lowlevel = server._lowlevel_server  # MCPServer has no public way to list resources that come and go
     earlier = {
         method: entry.handler if (entry := lowlevel.get_request_handler(method)) is not None else None
@@ -101,6 +120,21 @@ def add_artifact_resources(server: MCPServer[Any], artifacts: ArtifactStore) -> 
     lowlevel.add_request_handler("resources/templates/list", PaginatedRequestParams, list_templates)
     lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, read_resource)
 
+    async def complete(ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
+        """The artifact names and ids starting with what was typed; nothing for any other reference."""
+        ref, argument = params.ref, params.argument
+        if not isinstance(ref, ResourceTemplateReference) or ref.uri != ARTIFACT_TEMPLATE:
+            return CompleteResult(completion=Completion(values=[]))
+        if argument.name != "id_or_name":
+            return CompleteResult(completion=Completion(values=[]))
+        try:
+            listed = await anyio.to_thread.run_sync(artifacts.list)
+        except ArtifactError as exc:
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from exc
+        return CompleteResult(completion=_completion(listed, unquote(argument.value)))
+
+    lowlevel.add_request_handler("completion/complete", CompleteRequestParams, complete)
+
 
 _TEMPLATE = ResourceTemplate(
     uri_template=ARTIFACT_TEMPLATE,
@@ -122,6 +156,17 @@ def _resource(artifact: Artifact) -> Resource:
         mime_type=artifact.type,
         size=artifact.size,
         annotations=Annotations(last_modified=artifact.created),
+    )
+
+
+def _completion(listed: list[Artifact], typed: str) -> Completion:
+    """Names (newest first, each once), then ids, that start with ``typed`` (case aside)."""
+    prefix = typed.casefold()
+    names = dict.fromkeys(a.name for a in listed if a.name and a.name.casefold().startswith(prefix))
+    ids = [a.id for a in listed if a.id.startswith(prefix)]
+    values = [*names, *ids]
+    return Completion(
+        values=values[:COMPLETION_LIMIT], total=len(values), has_more=len(values) > COMPLETION_LIMIT
     )
 
 

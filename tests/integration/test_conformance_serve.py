@@ -23,7 +23,12 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp.types import LoggingLevel, LoggingMessageNotificationParams, ResourceListChangedNotification
+from mcp.types import (
+    LoggingLevel,
+    LoggingMessageNotificationParams,
+    ResourceListChangedNotification,
+    ResourceTemplateReference,
+)
 
 from codemode_kernel._version import __version__
 from tests.conformance_support import list_scenarios, run_server_scenario
@@ -41,6 +46,7 @@ SCENARIOS = [
     "prompts-list",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
+    "completion-complete",
     # Through the passthrough of conformance_tools_server.py's excluded tools:
     "tools-call-simple-text",
     "tools-call-image",
@@ -94,7 +100,6 @@ NOT_APPLICABLE = {
         [f"prompts-get-{name}" for name in ("simple", "with-args", "embedded-resource", "with-image")],
         "serve offers no prompts (prompts/list is empty)",
     ),
-    "completion-complete": "serve offers no completions (no completions capability)",
 }
 """The suite's server scenarios that do not apply to serve, with the reason (as in docs/serve.md)."""
 
@@ -140,14 +145,15 @@ def test_initialize_declares_what_serve_does_and_its_version(served: str) -> Non
             # It sends notifications/tools/list_changed when a server's tools change, and log messages.
             assert capabilities.tools is not None and capabilities.tools.list_changed is True
             assert capabilities.logging is not None
-            # A program storing an artifact adds a resource (list_changed); no subscriptions, no completions.
+            # A program storing an artifact adds a resource (list_changed); no subscriptions.
             assert capabilities.resources is not None and capabilities.resources.list_changed is True
-            assert not capabilities.resources.subscribe and capabilities.completions is None
+            assert not capabilities.resources.subscribe
+            assert capabilities.completions is not None  # the artifact template's id_or_name
 
     anyio.run(check)
 
 
-def test_a_program_that_stores_an_artifact_tells_the_clients_the_resources_changed(served: str) -> None:
+def test_a_stored_artifact_is_announced_to_the_clients_and_its_name_completes(served: str) -> None:
     async def check() -> None:
         changed = anyio.Event()
         seen: list[Any] = []
@@ -171,6 +177,12 @@ def test_a_program_that_stores_an_artifact_tells_the_clients_the_resources_chang
             listed = await client.list_resources()
             assert any(resource.name == "note" for resource in listed.resources)
             assert len(seen) == 1  # the program that stored nothing changed nothing
+            # A host completing the artifact template's argument is offered the name.
+            template = ResourceTemplateReference(type="ref/resource", uri="artifact://{id_or_name}")
+            offered = await client.complete(template, {"name": "id_or_name", "value": "NO"})
+            assert "note" in offered.completion.values
+            elsewhere = await client.complete(template, {"name": "id_or_name", "value": "zz-nothing"})
+            assert elsewhere.completion.values == []
 
     anyio.run(check)
 
