@@ -18,7 +18,10 @@ from typing import Any, Literal
 
 import mcp_types as types
 from mcp import Client, MCPError
+from mcp.client._input_required import run_input_required_driver
+from mcp.client.session import ClientRequestContext
 from mcp_types.jsonrpc import CONNECTION_CLOSED
+from pydantic import TypeAdapter
 
 from ..calllog import CallLog
 from ..config import ServerConfig
@@ -34,6 +37,12 @@ from .transports import describe_failure, open_transport, stderr_log_name
 __all__ = ["ProgressCallback", "ServerConnection", "ServerState"]
 
 log = logging.getLogger(__name__)
+
+INPUT_ROUNDS = 10
+"""Rounds of questions a 2026-07-28 server may end one call with before the call fails (the SDK's default)."""
+_CALL_RESULT: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = TypeAdapter(
+    types.CallToolResult | types.InputRequiredResult
+)
 
 ServerState = Literal["connecting", "ready", "failed", "disabled", "closed"]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
@@ -276,15 +285,31 @@ class ServerConnection:
         self, tool: str, arguments: dict[str, Any], timeout: float | None, progress: ProgressCallback | None
     ) -> dict[str, Any]:
         client = self._require_client()
-        # session.send_request rather than client.call_tool: call_tool raises (and loses the result)
-        # when structuredContent violates the tool's own outputSchema, which real servers do; the hub
-        # checks that itself and warns instead.
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
-        result = await client.session.send_request(
-            request,
-            types.CallToolResult,
-            request_read_timeout_seconds=timeout,
-            progress_callback=_adapt_progress(progress) if progress is not None else None,
+        left = _time_left(timeout)
+        on_progress = _adapt_progress(progress) if progress is not None else None
+
+        async def send(responses: types.InputResponses | None, state: str | None) -> Any:
+            # session.send_request rather than client.call_tool: call_tool raises (and loses the result)
+            # when structuredContent violates the tool's own outputSchema, which real servers do; the hub
+            # checks that itself and warns instead.
+            params = types.CallToolRequestParams(
+                name=tool, arguments=arguments, input_responses=responses, request_state=state
+            )
+            return await client.session.send_request(
+                types.CallToolRequest(params=params),
+                _CALL_RESULT,
+                request_read_timeout_seconds=left(),
+                progress_callback=on_progress,
+            )
+
+        async def dispatch(key: str, request: Any) -> Any:
+            # A 2026-07-28 server asks by ending the call with its questions: the same callbacks answer
+            # them as the requests a handshake-era server sends mid-call (server_requests.py).
+            context = ClientRequestContext(session=client.session, request_id=key)
+            return await client.session.dispatch_input_request(context, request)
+
+        result = await run_input_required_driver(
+            await send(None, None), dispatch=dispatch, retry=send, max_rounds=INPUT_ROUNDS
         )
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         if dumped.get("resultType") == "complete":

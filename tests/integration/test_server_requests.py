@@ -43,8 +43,10 @@ def model() -> Iterator[ScriptedModelServer]:
         yield server
 
 
-def _toolbox(path: Path, *, sampling: str = "ask", models: list[dict[str, Any]] | None = None) -> Toolbox:
-    server = {"command": sys.executable, "args": [SERVER], "sampling": sampling}
+def _toolbox(
+    path: Path, *, sampling: str = "ask", models: list[dict[str, Any]] | None = None, protocol: str = "legacy"
+) -> Toolbox:
+    server = {"command": sys.executable, "args": [SERVER], "sampling": sampling, "protocol": protocol}
     config = {"mcpServers": {"asking": server}, "workspace": str(path), "models": models or []}
     (path / "codemode.json").write_text(json.dumps(config))
     return Toolbox(load_config(path / "codemode.json"))
@@ -186,3 +188,26 @@ def test_sampling_deny_refuses(tmp_path: Path) -> None:
     with _toolbox(tmp_path, sampling="deny") as tb:
         answer, _ = _call(tb, "summarize", text="x")
     assert 'sampling is switched off for this server ("sampling": "deny"' in answer["error"]
+
+
+def test_sdk_resolvers_ask_on_the_handshake_protocol(toolbox: Toolbox, person: Person) -> None:
+    person.lines[:] = ["5"]
+    answer, record = _call(toolbox, "reserve", show="Hamlet")
+    assert answer == {"show": "Hamlet", "seats": 5}
+    assert record["asked"][0]["answer"]["content"] == {"seats": 5}
+
+
+def test_a_2026_07_28_server_asks_by_ending_the_call_and_the_retry_answers(tmp_path: Path) -> None:
+    """On 2026-07-28 the question comes back as an InputRequiredResult; the hub asks, then calls again."""
+    person = Person()
+    person.lines[:] = [""]  # Enter: the default, 2 seats
+    with _toolbox(tmp_path, protocol="2026-07-28") as tb:
+        tb.hub.asking.person = PromptApprover(person)
+        answer, record = _call(tb, "reserve", show="Hamlet")
+        assert tb.hub.status()[0].protocol_version == "2026-07-28"
+    assert answer == {"show": "Hamlet", "seats": 2}
+    assert person.prompts == [
+        "codemode: server asking/reserve asks: How many seats for Hamlet?\n"
+        "  Seats [seats: integer, Enter = 2]: "
+    ]
+    assert record["asked"][0]["answer"] == {"action": "accept", "by": "the user", "content": {"seats": 2}}

@@ -8,6 +8,8 @@
   what the client answered or the error it sent.
 - ``summarize(text)``: asks the client's model (``sampling/createMessage``); returns its text and model.
 - ``where()``: asks the client's roots (``roots/list``); returns their URIs.
+- ``reserve(show)``: asks for a number of seats through the SDK's resolvers (``Resolve``/``Elicit``): a
+  request mid-call on the handshake protocols, an ``InputRequiredResult`` round on 2026-07-28.
 
 Run: ``python tests/servers/asking_server.py`` (stdio) or ``... http PORT`` (Streamable HTTP).
 """
@@ -15,12 +17,13 @@ Run: ``python tests/servers/asking_server.py`` (stdio) or ``... http PORT`` (Str
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, Elicit, Resolve
+from pydantic import BaseModel
 
 server = MCPServer("asking")
 
@@ -95,6 +98,23 @@ async def summarize(text: str, ctx: Context[Any, Any]) -> dict[str, Any]:
         return {"error": exc.error.message}
     content = result.content
     return {"text": content.text if isinstance(content, types.TextContent) else "", "model": result.model}
+
+
+class Seats(BaseModel):
+    """The form of ``reserve``: how many seats (default 2)."""
+
+    seats: int = 2
+
+
+def ask_seats(show: str) -> Elicit[Seats]:
+    """The resolver of ``reserve``: the SDK asks mid-call (handshake) or ends the call asking (2026-07-28)."""
+    return Elicit(f"How many seats for {show}?", Seats)
+
+
+@server.tool()
+async def reserve(show: str, answer: Annotated[Seats, Resolve(ask_seats)]) -> dict[str, Any]:
+    """Reserve seats; the number is asked of the person through the SDK's resolvers (either protocol)."""
+    return {"show": show, "seats": answer.seats}
 
 
 @server.tool()
