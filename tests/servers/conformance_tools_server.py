@@ -143,5 +143,82 @@ async def test_tool_with_progress(ctx: Context[Any, Any]) -> str:
     return "Progress test completed"
 
 
+ELICITATION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+SEP1034_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "score": {"type": "number", "default": 95.5},
+        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "default": True},
+    },
+}
+SEP1330_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {
+            "type": "string",
+            "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"},
+            ],
+        },
+        "legacyEnum": {
+            "type": "string",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        },
+        "titledMulti": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]
+            },
+        },
+    },
+}
+
+
+async def _elicit(ctx: Context[Any, Any], message: str, schema: dict[str, Any]) -> str:
+    """Ask the client with ``schema`` as it is (the SDK's ctx.elicit takes a model instead)."""
+    result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+    return f"action={result.action}, content={result.content}"
+
+
+@server.tool()
+async def test_elicitation(message: str, ctx: Context[Any, Any]) -> str:
+    """Asks the client for a username and an email."""
+    return "User response: " + await _elicit(ctx, message, ELICITATION_SCHEMA)
+
+
+@server.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context[Any, Any]) -> str:
+    """Asks with a default for every primitive type (SEP-1034)."""
+    return "Elicitation completed: " + await _elicit(ctx, "Please review your details", SEP1034_SCHEMA)
+
+
+@server.tool()
+async def test_elicitation_sep1330_enums(ctx: Context[Any, Any]) -> str:
+    """Asks with the five enum forms of SEP-1330."""
+    return "Elicitation completed: " + await _elicit(ctx, "Please choose", SEP1330_SCHEMA)
+
+
 if __name__ == "__main__":
     server.run("stdio")
