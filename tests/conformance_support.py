@@ -9,8 +9,9 @@ that file, not the coloured console text, is what is parsed here.
 
 Version 0.1.16 imports ``fs.globSync`` (Node 22, used only by its ``tier-check`` command) and so fails to load
 on Node 20. npm ci would undo an edit in node_modules, so each test process writes a patched copy of the
-package's single entry file into a temp dir (next to a ``node_modules`` link, so its imports resolve as
-before); a package whose text no longer matches fails loudly instead of running unpatched.
+package's single entry file into a temp dir (beside links to the package's own ``node_modules`` and the
+one above it, so its imports resolve as before); a package whose text no longer matches fails loudly
+instead of running unpatched.
 """
 
 from __future__ import annotations
@@ -121,11 +122,17 @@ def conformance_entry() -> Path:
         )
     shebang, _, rest = text.partition("\n")
     patched = f"{shebang}\n{GLOB_STUB}\n{rest.replace(GLOB_IMPORT, '', 1)}"
+    # Imports resolve as from the package itself: its own node_modules first (npm nests a dependency whose
+    # version differs from the hoisted one there), then tests/node/node_modules.
     folder = Path(tempfile.mkdtemp(prefix="conformance-"))
     atexit.register(shutil.rmtree, folder, True)
     (folder / "node_modules").symlink_to(NODE_MODULES, target_is_directory=True)
-    (folder / "package.json").write_text('{"type": "module"}')
-    entry = folder / "index.js"
+    package = folder / "package"
+    package.mkdir()
+    if (PACKAGE / "node_modules").is_dir():
+        (package / "node_modules").symlink_to(PACKAGE / "node_modules", target_is_directory=True)
+    (package / "package.json").write_text('{"type": "module"}')
+    entry = package / "index.js"
     entry.write_text(patched)
     return entry
 
