@@ -22,6 +22,7 @@ from pathlib import Path
 
 import anyio
 import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp import StdioServerParameters
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import _stop_server_process, get_default_environment
@@ -93,13 +94,16 @@ async def stdio_transport(
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     shutting_down = False
     writer_done = anyio.Event()
+    to_server = write_stream.clone()  # the reader's own way to stdin: answers to requests it refused
 
-    async def stdout_reader() -> None:
+    async def stdout_reader(tg: anyio.abc.TaskGroup) -> None:
         assert process.stdout is not None
         try:
             async with read_writer, contextlib.aclosing(read_lines(process.stdout, max_line_bytes)) as lines:
                 async for line in lines:
                     message = reader.read(line)  # never raises: a bad line fails its request, not the reading
+                    for reply in reader.take_replies():  # in a task: the reader never waits on stdin
+                        tg.start_soon(_send_quietly, to_server, SessionMessage(reply))
                     if message is None:
                         continue
                     try:
@@ -135,18 +139,19 @@ async def stdio_transport(
     async def shutdown() -> None:
         read_stream.close()  # unblocks the reader into its drain, so a server stuck writing can exit
         write_stream.close()
+        to_server.close()
         with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
             await writer_done.wait()
         # The SDK's own shutdown sequence (private, pinned to mcp<3; every hub test closes a server with it).
         await _stop_server_process(process)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stderr_done.wait(), _STDERR_FLUSH_TIMEOUT)
-        for stream in (read_stream, write_stream, read_writer, write_reader):
+        for stream in (read_stream, write_stream, to_server, read_writer, write_reader):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(stdout_reader)
+        tg.start_soon(stdout_reader, tg)
         tg.start_soon(stdin_writer)
         try:
             yield read_stream, write_stream
@@ -183,6 +188,12 @@ def _drain_stderr(fd: int, capped: CappedLog, loop: asyncio.AbstractEventLoop, d
                 loop.call_soon_threadsafe(done.set)
 
     threading.Thread(target=run, name=f"stderr-{capped.path.name}", daemon=True).start()
+
+
+async def _send_quietly(stream: MemoryObjectSendStream[SessionMessage], message: SessionMessage) -> None:
+    """Send ``message`` to the server unless the connection is closing."""
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        await stream.send(message)
 
 
 async def _discard(stream: anyio.abc.ByteReceiveStream) -> None:

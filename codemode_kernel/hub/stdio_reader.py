@@ -21,7 +21,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
-from mcp_types.jsonrpc import INTERNAL_ERROR
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
 from pydantic import BaseModel, ValidationError
 
 from .stdio_lines import EDGE, Oversized
@@ -52,7 +52,10 @@ _ID_AT_END = re.compile(
     rb'[{,]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$'
 )
 # A top-level "method": the message is a notification or a request from the server, never an answer.
-_METHOD_AT_START = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:\s*"([^"\\]{1,200})"')
+# A request of the server's says "id" too, before or after "method" (the Python SDK: jsonrpc, id, method).
+_METHOD_AT_START = re.compile(
+    rb'^\s*\{\s*(?:"(?:jsonrpc|id)"\s*:\s*(?:-?\d+|"(?:[^"\\]|\\.)*")\s*,\s*){0,2}"method"\s*:\s*"([^"\\]{1,200})"'
+)
 _METHOD_AT_END = re.compile(
     rb'[{,]\s*"method"\s*:\s*"([^"\\]{1,200})"\s*(?:,\s*"(?:jsonrpc|id)"\s*:\s*(?:-?\d+|"[^"\\]*")\s*){0,2}\}\s*$'
 )
@@ -91,6 +94,9 @@ class MessageReader:
         self.dropped = 0
         """Messages from the server (notifications, requests) dropped for being over the limit."""
         self._pending: dict[types.RequestId, _Request] = {}
+        self._replies: list[types.JSONRPCError] = []
+        """Errors for the server's own requests that could not be read (a question too deep or too large),
+        to be sent back so that the server's tool does not wait for an answer that never comes."""
         self._noise_reported = False
         self._failure_reported = False
 
@@ -136,6 +142,11 @@ class MessageReader:
         method = _find_method(line.head, line.tail)
         if method is not None:
             self._drop(method, line.size)
+            self._answer_unread(
+                line.head,
+                line.tail,
+                f"the request is {line.size:,} bytes, over maxResultBytes ({self.limit:,})",
+            )
             return None
         request_id = _find_id(line.head, line.tail)
         if request_id is None and len(self._pending) == 1:
@@ -213,11 +224,17 @@ class MessageReader:
         return self._refuse(request_id, reason)
 
     def _refuse_line(self, line: bytes, reason: str) -> SessionMessage | None:
-        """Fail the request this unusable line answers, found by its "id"; without one, log and drop it."""
-        request_id = _find_id(line[:EDGE], line[-EDGE:])
+        """Fail the request this unusable line answers, found by its "id"; without one, log and drop it.
+
+        A line with a top-level "method" is the server's own request (or a notification): its "id" is the
+        server's, not one of ours, so it fails no call; a request is answered with an error instead.
+        """
+        method = _find_method(line[:EDGE], line[-EDGE:])
+        request_id = _find_id(line[:EDGE], line[-EDGE:]) if method is None else None
         request = self._pending.get(request_id) if request_id is not None else None
         if request_id is None or request is None:
             log.warning("server %r sent a message that was dropped: %s", self.server, reason)
+            self._answer_unread(line[:EDGE], line[-EDGE:], reason)
             return None
         log.warning("%s: %s", request.describe(self.server), reason)
         return self._refuse(request_id, reason)
@@ -241,6 +258,20 @@ class MessageReader:
             f"its answer could not be read ({type(exc).__name__}: {exc}); this is a bug in codemode-kernel's "
             "stdio transport: please report it with the server's name and version",
         )
+
+    def take_replies(self) -> list[types.JSONRPCError]:
+        """The errors to send the server for its requests that were dropped (each taken once)."""
+        replies, self._replies = self._replies, []
+        return replies
+
+    def _answer_unread(self, head: bytes, tail: bytes, reason: str) -> None:
+        """A dropped line that is a request of the server's (a method and an id): answer it, refused."""
+        method, request_id = _find_method(head, tail), _find_id(head, tail)
+        if method is None or request_id is None:
+            return  # a notification: nobody waits for it
+        message = f"codemode could not read this {method} request and refused it: {reason}"
+        error = types.ErrorData(code=INVALID_REQUEST, message=message[:500])
+        self._replies.append(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
     def _drop(self, method: str, size: int) -> None:
         """An oversized message from the server that answers nothing: log the first, count them all."""

@@ -133,6 +133,13 @@ def test_a_hostile_schema_is_refused_naming_the_problem(toolbox: Toolbox, kind: 
     assert toolbox.hub.call("asking", "where", {})  # the connection still works
 
 
+def test_a_question_too_deep_to_read_is_refused_at_once(toolbox: Toolbox) -> None:
+    """Over 200 levels the stdio reader drops the line: it answers the request, so the tool does not hang."""
+    answer, _ = _call(toolbox, "hostile", kind="deeper")
+    assert "codemode could not read this elicitation/create request and refused it" in answer["error"]
+    assert "nested more than 200 levels deep" in answer["error"]
+
+
 def test_a_huge_description_is_shown_cut(toolbox: Toolbox, person: Person) -> None:
     person.prompts.clear()
     person.lines[:] = ["hello"]

@@ -40,9 +40,9 @@ BOOKING_SCHEMA: dict[str, Any] = {
 
 
 def _hostile_schema(kind: str) -> dict[str, Any]:
-    if kind == "deep":
+    if kind in ("deep", "deeper"):  # deeper: past the 200 levels the hub's stdio reader reads at all
         nested: dict[str, Any] = {"type": "string"}
-        for _ in range(60):
+        for _ in range(60 if kind == "deep" else 100):
             nested = {"type": "object", "properties": {"x": nested}}
         return {"type": "object", "properties": {"x": nested}}
     if kind == "huge":
