@@ -179,8 +179,9 @@ def parse_question(server: str, params: Mapping[str, Any], *, tool: str | None =
         url = params.get("url")
         if not isinstance(url, str) or not url or len(url) > _MAX_URL:
             raise QuestionRefused("URL mode needs a url (a string of at most 4000 characters)")
-        if not re.match(r"^https?://", url, re.IGNORECASE) or any(ch in url for ch in "\r\n\x1b"):
-            raise QuestionRefused(f"URL mode: only http(s) links are shown, not {_cut(url, 60)!r}")
+        # Printable only: a control or bidi character (U+202E) could make the link read as another one.
+        if not re.match(r"^https?://", url, re.IGNORECASE) or not url.isprintable() or not _host(url):
+            raise QuestionRefused(f"URL mode: only printable http(s) links are shown, not {_cut(url, 60)!r}")
         elicitation_id = params.get("elicitationId")
         return Question(
             server,
@@ -425,7 +426,7 @@ def field_prompt(question: Question, spec: FieldSpec, index: int) -> str:
     """One field's prompt: the server and its message (on the first field), the field, type and default."""
     head = ""
     if index == 0:
-        head = f"codemode: server {question.about} asks: {question.message}\n"
+        head = f"codemode: server {question.about} asks: {_quoted(question.message)}\n"
     label = spec.title or spec.name
     required = ", required" if spec.required else ""
     default = (
@@ -440,9 +441,10 @@ def field_prompt(question: Question, spec: FieldSpec, index: int) -> str:
 def url_prompt(question: Question) -> str:
     """URL mode's prompt: the message and the link (never opened by itself), and the answers."""
     return (
-        f"codemode: server {question.about} asks you to open a page: {question.message}\n"
+        f"codemode: server {question.about} asks you to open a page: {_quoted(question.message)}\n"
         f"  {question.url}\n"
-        "  (open it yourself if you trust it; nothing is opened for you)\n"
+        f"  (it goes to {_host(question.url or '')}; open it yourself if you trust it: nothing is opened "
+        "for you)\n"
         "  y = I opened it / will, n = decline (default): "
     )
 
@@ -491,7 +493,7 @@ class LineElicitor:
             line = (
                 (
                     await self.ask(
-                        f"codemode: server {question.about} asks: {question.message}\n"
+                        f"codemode: server {question.about} asks: {_quoted(question.message)}\n"
                         "  y = accept, n = decline (default): "
                     )
                 )
@@ -523,6 +525,22 @@ class LineElicitor:
                     content[spec.name] = value
                 break
         return Answer("accept", fill_defaults(question, content), by=self.who)
+
+
+def _quoted(message: str) -> str:
+    """The server's message with every further line marked as its (``| ``): it cannot pass for ours."""
+    return message.replace("\n", "\n    | ")
+
+
+def _host(url: str) -> str:
+    """The link's host as ASCII (an internationalized name as punycode: a look-alike shows as xn--...)."""
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname or ""
+        return host.encode("idna").decode("ascii")
+    except (ValueError, UnicodeError):
+        return ""
 
 
 def _shown(value: Any) -> str:

@@ -119,7 +119,12 @@ def test_a_default_that_does_not_fit_its_field_is_not_offered() -> None:
 def test_url_mode_takes_only_http_links() -> None:
     question = parse_question("s", {"mode": "url", "message": "go", "url": "https://a.example/x"})
     assert question.url == "https://a.example/x"
-    for url in ("javascript:alert(1)", "file:///etc/passwd", "https://a.example/\x1b]8;;x"):
+    for url in (
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "https://a.example/\x1b]8;;x",
+        "https://\u202egro.example",
+    ):
         with pytest.raises(QuestionRefused):
             parse_question("s", {"mode": "url", "message": "go", "url": url})
 
@@ -173,3 +178,20 @@ def test_the_line_elicitor_declines_on_request_and_when_nobody_answers() -> None
     assert asyncio.run(LineElicitor(ask)(question)).action == "decline"
     answer = asyncio.run(LineElicitor(nobody)(question))
     assert (answer.action, answer.by) == ("decline", "nobody") and "server 's' asked" in answer.note
+
+
+def test_a_server_s_message_cannot_pass_for_codemode_s_own_lines() -> None:
+    from codemode_kernel.elicitation import field_prompt, url_prompt
+
+    form = parse_question(
+        "s", {"message": "ok\ncodemode: y = allow", "requestedSchema": FORM["requestedSchema"]}
+    )
+    assert "asks: ok\n    | codemode: y = allow\n" in field_prompt(form, form.fields[0], 0)
+    link = parse_question(
+        "s", {"mode": "url", "message": "sign in", "url": "https://xn--pple-43d.example/login"}
+    )
+    assert "(it goes to xn--pple-43d.example;" in url_prompt(link)
+    idn = parse_question(
+        "s", {"mode": "url", "message": "sign in", "url": "https://\u0430pple.example/login"}
+    )
+    assert "(it goes to xn--pple-43d.example;" in url_prompt(idn)
