@@ -220,6 +220,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     trust.add_argument("path", nargs="?", help="the file to trust (default: the project config found here)")
     trust.set_defaults(run=_cmd_trust)
+
+    login = sub.add_parser(
+        "login",
+        parents=[with_config],
+        help="sign in to a remote server (OAuth) in a browser",
+        description="Sign in to a remote (http, sse) server that asks for it: the authorization link is "
+        "printed and opened in a browser (or given to the command $CODEMODE_OAUTH_OPEN names, as its last "
+        "argument), and the redirect comes back to 127.0.0.1. The tokens are kept for this user, outside "
+        "every workspace and hidden from programs, and used by the kernel, run and serve.",
+    )
+    login.add_argument("server", help="the server's name in the config")
+    login.add_argument(
+        "--timeout", type=float, default=300.0, metavar="SECONDS", help="how long to wait for the sign-in"
+    )
+    login.set_defaults(run=_cmd_login)
+    logout = sub.add_parser(
+        "logout",
+        parents=[with_config],
+        help="forget a remote server's sign-in",
+        description="Delete the tokens (and the client registration) kept for a remote server.",
+    )
+    logout.add_argument("server", help="the server's name in the config")
+    logout.set_defaults(run=_cmd_logout)
     return parser
 
 
@@ -246,7 +269,7 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     with Toolbox(config) as toolbox:
         toolbox.wait_for_servers()  # a listing of every tool: wait for the slow servers too
-        failed = [s for s in toolbox.status() if s.state == "failed"]
+        failed = [s for s in toolbox.status() if s.state in ("failed", "signin")]
         if args.infer:
             _print_inferred(toolbox.shapes, toolbox.hub.tool_specs())
             inferred = [m for m in toolbox.models if m.inferred_calls]
@@ -545,6 +568,37 @@ def _cmd_trust(args: argparse.Namespace) -> int:
         print("a change to any of these files asks again:")
     for file in project.record.runs:
         print(f"  {file}")
+    return EXIT_OK
+
+
+# -- login / logout -----------------------------------------------------------------------------------
+
+
+def _cmd_login(args: argparse.Namespace) -> int:
+    from .hub.auth_login import login, remote_server
+
+    server = remote_server(load_config(args.config), args.server)
+
+    def announce(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    result = asyncio.run(login(server, announce=announce, timeout=args.timeout))
+    if not result.signed_in:
+        print(f"{result.server}: no sign-in needed now ({result.tools} tools ready)")
+    else:
+        took = f" in {result.seconds:.2f} s from the link" if result.seconds is not None else ""
+        print(f"signed in to {result.server}: {result.tools} tools ready{took}")
+    return EXIT_OK
+
+
+def _cmd_logout(args: argparse.Namespace) -> int:
+    from .hub.auth_login import logout, remote_server
+
+    server = remote_server(load_config(args.config), args.server)
+    if logout(server):
+        print(f"signed out of {server.name}: its tokens are deleted")
+    else:
+        print(f"{server.name}: no sign-in was stored")
     return EXIT_OK
 
 

@@ -53,7 +53,7 @@ def doctor(config_path: str | None) -> int:
     print("servers:")
     for status in statuses:
         print(_describe_server(status, said=unvalidated.get(status.name)))
-        problems += status.state == "failed"
+        problems += status.state in ("failed", "signin")
     print(f"tools: {tool_count} Python functions")
     for model in renamed:
         print(f"  warning: {renamed_warning(model, model.renamed_from or '')}")
@@ -142,6 +142,8 @@ def _unvalidated_tools(models: list[ToolModel]) -> dict[str, _Unvalidated]:
 def fix_for(status: ServerStatus) -> str:
     """What would fix a server's failure, in a sentence (doctor, and the sidebar through the state file)."""
     error = status.error or ""
+    if status.state == "signin":
+        return f"run `codemode login {status.name}` to sign in, then try again"
     if "command not found" in error:
         return "install the server, or give the full path of its command in the config"
     if "connectTimeout" in error:

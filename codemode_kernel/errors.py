@@ -7,6 +7,8 @@ Catch broad, recover narrow::
     │   └── UntrustedConfigError    a project file would start commands and is not trusted yet
     ├── ToolNameCollisionError      two tools (or a tool and a reserved name) map to one function name
     ├── ServerError                 an MCP server could not start, died, or answered nonsense
+    │   ├── SignInRequired          a remote server wants its user to sign in (``codemode login NAME``)
+    │   └── SignInFailed            signing in to a remote server did not work
     ├── ToolArgumentError           arguments do not fit the tool's input schema (nothing was sent)
     ├── ToolError                   the server ran the tool and reported isError
     ├── ToolTimeoutError            a tool call did not finish within its timeout
@@ -61,6 +63,8 @@ __all__ = [
     "ServerBusyError",
     "ServerError",
     "SessionLimitError",
+    "SignInFailed",
+    "SignInRequired",
     "ToolArgumentError",
     "ToolError",
     "ToolNameCollisionError",
@@ -125,6 +129,21 @@ class ServerError(CodeModeError):
         if log_path:
             text += f" (stderr log: {log_path})"
         super().__init__(text)
+
+
+class SignInRequired(ServerError):
+    """A remote server wants its user to sign in (OAuth) before it answers; the message names the command.
+
+    ``reason`` is the message without the server's name (what ``%codemode status`` shows after it).
+    """
+
+    def __init__(self, reason: str, *, server: str):
+        self.reason = reason
+        super().__init__(reason, server=server)
+
+
+class SignInFailed(ServerError):
+    """Signing in to a remote server did not work (refused, timed out, or the answer was not usable)."""
 
 
 class ToolArgumentError(CodeModeError, TypeError):

@@ -89,6 +89,19 @@ def _expand_server(server: ServerConfig, path: str, expander: Expander) -> Serve
                 path=join(path, "url"),
                 fix='write the full address of the MCP endpoint, e.g. "https://example.com/mcp"',
             )
+    if server.oauth is not None:
+        # The client's id and secret come from the environment (${VAR}), as a header's token does.
+        oauth = server.oauth
+        update["oauth"] = oauth.model_copy(
+            update={
+                key: text(value, "oauth", alias)
+                for key, alias, value in (
+                    ("client_id", "clientId", oauth.client_id),
+                    ("client_secret", "clientSecret", oauth.client_secret),
+                )
+                if value is not None
+            }
+        )
     if server.cwd is not None:
         cwd = expander.expand_path(str(server.cwd), join(path, "cwd"))
         if not cwd.is_dir():

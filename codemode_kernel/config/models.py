@@ -45,6 +45,7 @@ __all__ = [
     "ConfigOrigin",
     "Defaults",
     "ModelConfig",
+    "OAuthSettings",
     "Relaxation",
     "SandboxSettings",
     "ServeSettings",
@@ -115,6 +116,51 @@ class ConfigModel(BaseModel):
     )
 
 
+class OAuthSettings(ConfigModel):
+    """How codemode signs in to a remote server with OAuth (docs/hub.md, "Remote servers and sign-in").
+
+    Everything is optional: a server that asks for sign-in is discovered, and codemode registers itself
+    with its authorization server (dynamic client registration) when no ``client_id`` is given.
+    """
+
+    client_id: str | None = Field(default=None, min_length=1)
+    """A client registered ahead with the authorization server (an OAuth app); None: register on the fly."""
+    client_secret: str | None = Field(default=None, min_length=1)
+    """That client's secret, for a confidential client (write it as ``${VAR}``, not in the file)."""
+    scopes: list[Annotated[str, Field(min_length=1, pattern=r"^[!#-\[\]-~]+$")]] = []
+    """Scopes to ask for; empty: those the server asks for (WWW-Authenticate, then its metadata)."""
+    client_metadata_url: str | None = None
+    """An https URL where this client's metadata document is published (a Client ID Metadata Document),
+    used as the client id by authorization servers that accept one."""
+    callback_port: Annotated[int, Field(strict=True, ge=1, le=65535)] | None = None
+    """The loopback port of the sign-in redirect (``http://127.0.0.1:PORT/callback``), for a client
+    registered with one fixed redirect URI; None: a random free port."""
+
+    @field_validator("client_metadata_url")
+    @classmethod
+    def _check_metadata_url(cls, value: str | None) -> str | None:
+        from urllib.parse import urlparse
+
+        if value is not None:
+            parsed = urlparse(value)
+            if parsed.scheme != "https" or parsed.path in ("", "/"):
+                raise _invalid(
+                    "must be an https URL with a path",
+                    'write where the client metadata document is published, e.g. "https://example.com/client.json"',
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _check_secret(self) -> OAuthSettings:
+        if self.client_secret is not None and self.client_id is None:
+            raise _invalid(
+                "has a clientSecret but no clientId",
+                'add "clientId": the id of the client that secret belongs to',
+                field="clientSecret",
+            )
+        return self
+
+
 class ServerConfig(ConfigModel):
     """One MCP server: a local process (stdio) or a remote endpoint (http, sse).
 
@@ -132,6 +178,8 @@ class ServerConfig(ConfigModel):
     cwd: Path | None = None
     url: str | None = None
     headers: dict[str, str] = {}
+    oauth: OAuthSettings | None = None
+    """How to sign in (http and sse servers); None: sign in as the server asks, if it does."""
     disabled: StrictBool = False
     timeout: Seconds | None = None
     """Default timeout of one tool call, in seconds; None leaves it to the caller."""
@@ -197,12 +245,13 @@ class ServerConfig(ConfigModel):
                     'add "command": the program that starts the server (or "url" for a remote server)',
                     field="command",
                 )
-            if self.headers:
-                raise _invalid(
-                    'only applies to "http" and "sse" servers',
-                    'remove "headers", or give the server a "url" instead of a "command"',
-                    field="headers",
-                )
+            for key, given in (("headers", self.headers), ("oauth", self.oauth)):
+                if given:
+                    raise _invalid(
+                        'only applies to "http" and "sse" servers',
+                        f'remove "{key}", or give the server a "url" instead of a "command"',
+                        field=key,
+                    )
             return self
         if self.url is None:
             raise _invalid(

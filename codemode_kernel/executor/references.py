@@ -35,6 +35,7 @@ __all__ = [
     "SessionNames",
     "await_servers_named",
     "note_connecting",
+    "note_sign_in",
     "waiting_for",
     "wants_unknown_tools",
 ]
@@ -97,6 +98,23 @@ def note_connecting(error: ErrorRecord | None, connecting: Iterable[str]) -> Non
     ):
         return  # about the program's own objects and modules
     note = f" (servers still connecting: {names})"
+    error["message"] = f"{error.get('message')}{note}"
+    traceback = error.get("traceback")
+    if isinstance(traceback, str) and traceback.strip():
+        error["traceback"] = traceback.rstrip("\n") + note + "\n"
+
+
+def note_sign_in(error: ErrorRecord | None, signed_out: Iterable[str]) -> None:
+    """Say in a program's missing-name error which servers wait for a sign-in, and the command.
+
+    Their tools are unknown until then, so a program naming one fails with a NameError that alone would
+    not say why: ``name 'x' is not defined (servers waiting for sign-in: gh; run `codemode login gh`)``.
+    """
+    names = list(signed_out)
+    if not names or error is None or error.get("type") != "NameError":
+        return
+    command = f"codemode login {names[0]}" if len(names) == 1 else "codemode login NAME"
+    note = f" (servers waiting for sign-in: {', '.join(names)}; run `{command}`)"
     error["message"] = f"{error.get('message')}{note}"
     traceback = error.get("traceback")
     if isinstance(traceback, str) and traceback.strip():

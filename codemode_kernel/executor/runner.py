@@ -38,7 +38,7 @@ from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
 from .owned import CallPlan, OwnedTool, plan_calls
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
-from .references import SessionNames, await_servers_named, note_connecting, waiting_for
+from .references import SessionNames, await_servers_named, note_connecting, note_sign_in, waiting_for
 from .requests import WorkerRequests
 from .result import ExecutionResult, ExecutionStatus, PendingCall
 from .zygote_client import WorkerExit, ZygoteError
@@ -322,6 +322,7 @@ class Executor:
             if result.status == "timeout":
                 result.error = _timeout_error(limit, limit - budget, connecting)
             note_connecting(result.error, connecting)
+        note_sign_in(result.error, [s.name for s in self.toolbox.status() if s.state == "signin"])
         return result
 
     async def _run_alone(

@@ -32,7 +32,7 @@ from .listing import list_tools
 from .reconnect import RECONNECT_BACKOFF
 from .server_requests import AskContext, ServerRequests
 from .stdio import StdoutNoise
-from .transports import describe_failure, open_transport, stderr_log_name
+from .transports import describe_failure, needs_sign_in, open_transport, stderr_log_name
 
 __all__ = ["ProgressCallback", "ServerConnection", "ServerState"]
 
@@ -44,7 +44,8 @@ _CALL_RESULT: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = Ty
     types.CallToolResult | types.InputRequiredResult
 )
 
-ServerState = Literal["connecting", "ready", "failed", "disabled", "closed"]
+ServerState = Literal["connecting", "ready", "failed", "signin", "disabled", "closed"]
+"""``signin``: a remote server wants its user to sign in first (``codemode login NAME``; hub/auth.py)."""
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 
@@ -229,7 +230,7 @@ class ServerConnection:
         if self.state == "connecting":
             if not await self.wait_settled(timeout):
                 raise self._not_ready_within(timeout)
-        elif self.state == "failed" and self.config.transport != "stdio":
+        elif self.state in ("failed", "signin") and self.config.transport != "stdio":
             await self._restart_once(self._generation, None, timeout)  # down at start, or dropped since
         if self.state == "disabled":
             raise ServerError('disabled in the config ("disabled": true)', server=self.name)
@@ -414,6 +415,8 @@ class ServerConnection:
             raise
         except BaseException as exc:  # ExceptionGroup from the transport's task group included
             self._fail(describe_failure(exc))
+            if needs_sign_in(exc):
+                self.state = "signin"
         finally:
             self._client = None
             self._ready.set()

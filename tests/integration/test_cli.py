@@ -32,7 +32,7 @@ def project(tmp_path: Path) -> Path:
 def test_every_command_has_help(project: Path, home: Path) -> None:
     top = codemode("--help", cwd=project, home=home)
     assert top.returncode == 0
-    for command in ("tools", "doctor", "trust", "run", "install", "lab", "serve"):
+    for command in ("tools", "doctor", "trust", "run", "install", "lab", "serve", "login", "logout"):
         assert command in top.stdout
         sub = codemode(command, "--help", cwd=project, home=home)
         assert sub.returncode == 0 and "usage: codemode " + command in sub.stdout

@@ -1,0 +1,196 @@
+"""The person's side of a sign-in in a terminal: the link shown and opened, the redirect on 127.0.0.1.
+
+``codemode login`` starts a ``LoopbackSignIn``: a one-route HTTP listener on ``127.0.0.1`` at a random port
+(or the config's ``oauth.callbackPort``), whose ``/callback`` URL is the redirect URI. The authorization
+URL is printed and opened: by the command ``CODEMODE_OAUTH_OPEN`` names (the URL as its last argument; tests
+and CI follow the redirects with an HTTP client), else by a browser where there is one. Only a redirect
+that carries the state of this authorization ends the wait; anything else on the port is answered 400
+and ignored. What comes back is hostile input: it is checked, shortened, and never echoed into a page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shlex
+import time
+import webbrowser
+from collections.abc import Callable
+from types import TracebackType
+from urllib.parse import parse_qs, urlsplit
+
+from mcp.shared.auth import AuthorizationCodeResult
+
+from ..errors import SignInFailed
+
+__all__ = ["OPEN_ENV", "LoopbackSignIn"]
+
+OPEN_ENV = "CODEMODE_OAUTH_OPEN"
+"""The environment variable naming a command run with the authorization URL instead of a browser."""
+
+_MAX_REQUEST = 16 * 1024
+_DONE_PAGE = (
+    b"<!doctype html><meta charset=utf-8><title>codemode</title>"
+    b"<p>Signed in. You can close this tab and go back to the terminal.</p>"
+)
+
+
+class LoopbackSignIn:
+    """One authorization: open the link, wait for its redirect (an async context manager: the listener).
+
+    Args:
+        server: the server's name, for messages.
+        announce: shows a line to the person (the terminal's stderr).
+        port: the listener's port; None: a free one.
+        timeout: seconds to wait for the redirect once the link is open.
+    """
+
+    def __init__(
+        self, server: str, *, announce: Callable[[str], None], port: int | None = None, timeout: float = 300.0
+    ) -> None:
+        self.server = server
+        self.announce = announce
+        self.timeout = timeout
+        self._port = port or 0
+        self._listener: asyncio.Server | None = None
+        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
+        self._state: str | None = None
+        self._opener: asyncio.subprocess.Process | None = None
+        self.redirect_uri = ""
+        self.opened_at: float | None = None
+        """``time.perf_counter()`` when the link was opened (for the sign-in-to-ready measure)."""
+
+    async def __aenter__(self) -> LoopbackSignIn:
+        try:
+            self._listener = await asyncio.start_server(self._serve, "127.0.0.1", self._port)
+        except OSError as exc:
+            raise SignInFailed(
+                f"cannot listen for the sign-in redirect on 127.0.0.1:{self._port} ({exc.strerror}); "
+                'free that port, or change "oauth.callbackPort"',
+                server=self.server,
+            ) from exc
+        port = self._listener.sockets[0].getsockname()[1]
+        self.redirect_uri = f"http://127.0.0.1:{port}/callback"
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._listener.wait_closed(), 2)
+        if self._opener is not None and self._opener.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._opener.kill()
+            await self._opener.wait()
+
+    async def open(self, authorization_url: str) -> None:
+        """Show the link and open it (the SDK's ``redirect_handler``)."""
+        state = parse_qs(urlsplit(authorization_url).query).get("state", [""])[0]
+        if not state:
+            raise SignInFailed("the authorization request has no state", server=self.server)
+        self._state = state
+        self._result = asyncio.get_running_loop().create_future()
+        self.announce(f"Sign in to {self.server}: {authorization_url}")
+        self.opened_at = time.perf_counter()
+        command = os.environ.get(OPEN_ENV, "").strip()
+        if command:
+            argv = [*shlex.split(command), authorization_url]
+            try:
+                self._opener = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL)
+            except OSError as exc:
+                raise SignInFailed(
+                    f"cannot run {OPEN_ENV}={command!r} ({exc.strerror or exc}); fix or unset it",
+                    server=self.server,
+                ) from exc
+            return
+        opened = await asyncio.to_thread(_open_browser, authorization_url)
+        self.announce(
+            "Waiting for the browser..." if opened else "No browser here: open the link above where you can."
+        )
+
+    async def wait(self) -> AuthorizationCodeResult:
+        """The redirect's code and state (the SDK's ``callback_handler``; it checks the state again)."""
+        assert self._result is not None, "open() first"
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._result), self.timeout)
+        except TimeoutError:
+            raise SignInFailed(
+                f"no sign-in came back within {self.timeout:g} s; run `codemode login {self.server}` again",
+                server=self.server,
+            ) from None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
+            writer.close()
+            return
+        status, body = self._answer(head[:_MAX_REQUEST].decode("latin-1"))
+        with contextlib.suppress(ConnectionError):
+            head_lines = (
+                f"HTTP/1.1 {status}",
+                "Content-Type: text/html; charset=utf-8",
+                f"Content-Length: {len(body)}",
+                "Cache-Control: no-store",
+                "Connection: close",
+            )
+            writer.write(("\r\n".join(head_lines) + "\r\n\r\n").encode() + body)
+            await writer.drain()
+        writer.close()
+
+    def _answer(self, head: str) -> tuple[str, bytes]:
+        """Judge one request to the listener; only the awaited redirect settles the sign-in."""
+        parts = head.split("\r\n", 1)[0].split(" ")
+        if len(parts) != 3 or parts[0] != "GET":
+            return "405 Method Not Allowed", b"GET only"
+        target = urlsplit(parts[1])
+        query = parse_qs(target.query)
+        state = query.get("state", [""])[0]
+        if target.path != "/callback" or self._result is None or self._result.done() or state != self._state:
+            return "400 Bad Request", b"Not the sign-in this listener waits for."
+        if "error" in query:
+            error = _shown(query["error"][0])
+            detail = _shown(query.get("error_description", [""])[0])
+            message = f"the authorization server refused the sign-in: {error}" + (
+                f" ({detail})" if detail else ""
+            )
+            self._result.set_exception(SignInFailed(message, server=self.server))
+            return "200 OK", b"<!doctype html><p>The sign-in was refused. See the terminal.</p>"
+        code = query.get("code", [""])[0]
+        if not code:
+            return "400 Bad Request", b"No authorization code."
+        iss = query.get("iss", [None])[0]
+        self._result.set_result(AuthorizationCodeResult(code=code, state=state, iss=iss))
+        return "200 OK", _DONE_PAGE
+
+
+def _shown(text: str) -> str:
+    """A server's words, safe to print: printable ASCII, at most 200 characters."""
+    return re.sub(r"[^ -~]", "?", text)[:200]
+
+
+_CONSOLE_BROWSERS = ("www-browser", "lynx", "w3m", "links", "elinks")
+
+
+def _open_browser(url: str) -> bool:
+    """Open ``url`` in a browser where there is one (never a console browser that would take the terminal)."""
+    try:
+        browser = webbrowser.get()
+    except webbrowser.Error:
+        return False
+    if type(browser).__name__ in ("GenericBrowser",) and getattr(browser, "name", "") in (
+        "www-browser",
+        "lynx",
+        "w3m",
+        "links",
+        "elinks",
+    ):
+        return False
+    try:
+        return bool(browser.open(url))
+    except Exception:
+        return False

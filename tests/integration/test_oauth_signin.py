@@ -1,0 +1,202 @@
+"""Remote servers that sign in with OAuth, against a real server of our own (tests/servers/oauth_server.py:
+the SDK's server auth, its own authorization server) and the real CLI, with the person's browser played by
+tests/servers/oauth_browser.py through ``CODEMODE_OAUTH_OPEN``.
+
+What a user checks: ``doctor`` says the server needs a sign-in and names the command; ``codemode login``
+signs in and the tools work; an access token the server lets expire is refreshed without asking; the
+token file is 0600 and a program cannot read it; ``codemode logout`` forgets it and the server needs a
+sign-in again; a server waiting for sign-in holds up no other server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codemode_kernel import Toolbox
+from codemode_kernel.approvals import PERSONS_OWN_CALL
+from codemode_kernel.errors import ServerError
+from codemode_kernel.hub.auth_login import login
+from codemode_kernel.hub.auth_signin import OPEN_ENV
+from tests.conftest import ROOT, free_port, wait_for_port
+from tests.conftest import run_cli as codemode
+
+OAUTH_SERVER = ROOT / "tests" / "servers" / "oauth_server.py"
+BROWSER = ROOT / "tests" / "servers" / "oauth_browser.py"
+LIFECYCLE = ROOT / "tests" / "servers" / "lifecycle_server.py"
+
+
+class OAuthServer:
+    """The test server, one process for the module; ``url`` is its MCP endpoint."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.base}/mcp"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(OAUTH_SERVER), "--port", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_for_port(self.port, self.proc)
+
+    def control(self, what: str) -> dict[str, Any]:
+        """POST /test/expire or /test/revoke, GET /test/stats."""
+        method = "GET" if what == "stats" else "POST"
+        request = urllib.request.Request(f"{self.base}/test/{what}", method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            answer: dict[str, Any] = json.loads(response.read())
+        return answer
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture(scope="module")
+def oauth_server() -> Iterator[OAuthServer]:
+    server = OAuthServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def browser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The person's browser: a script that follows the authorization redirects."""
+    monkeypatch.setenv(OPEN_ENV, f"{sys.executable} {BROWSER}")
+
+
+def write_config(directory: Path, servers: dict[str, Any]) -> Path:
+    path = directory / "cfg.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def token_files(home: Path) -> list[Path]:
+    return sorted((home / ".config" / "codemode" / "oauth").glob("*.json"))
+
+
+def test_sign_in_then_tools_then_refresh_then_sign_out(
+    oauth_server: OAuthServer, tmp_path: Path, browser: None
+) -> None:
+    config = str(write_config(tmp_path, {"secure": {"type": "http", "url": oauth_server.url}}))
+    before = oauth_server.control("stats")
+
+    doctor = codemode("doctor", "--config", config, cwd=tmp_path)
+    assert doctor.returncode == 1, doctor.stdout
+    assert "secure [http]: signin" in doctor.stdout
+    assert "needs sign-in (OAuth): run `codemode login secure`" in doctor.stdout
+    assert oauth_server.control("stats")["registrations"] == before["registrations"]  # nothing registered yet
+
+    signed = codemode("login", "secure", "--config", config, cwd=tmp_path)
+    assert signed.returncode == 0, signed.stderr
+    assert signed.stdout.startswith("signed in to secure: 2 tools ready in "), signed.stdout
+    assert f"Sign in to secure: {oauth_server.base}/authorize?" in signed.stderr
+    (stored,) = token_files(tmp_path / "home")
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    first = json.loads(stored.read_text())["tokens"]
+    for secret in (first["access_token"], first["refresh_token"]):
+        assert secret not in signed.stdout + signed.stderr
+
+    # The tools work; a program cannot read the token file (the user config dir is hidden).
+    program = (
+        "print(whoami()['scopes'])\n"
+        "try:\n"
+        f"    open({str(stored)!r}).read()\n"
+        "    print('READ')\n"
+        "except OSError as exc:\n"
+        "    print('hidden:', type(exc).__name__)\n"
+    )
+    ran = codemode("run", "--config", config, "-", cwd=tmp_path, stdin=program)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "['tools']" in ran.stdout and "hidden:" in ran.stdout and "READ" not in ran.stdout
+
+    # The server lets the access token expire: the next run refreshes it, without a person.
+    oauth_server.control("expire")
+    ran = codemode("run", "--config", config, "-", cwd=tmp_path, stdin="print(echo(text='after expiry'))")
+    assert ran.returncode == 0 and "after expiry" in ran.stdout, ran.stdout + ran.stderr
+    stats = oauth_server.control("stats")
+    assert stats["refreshes"] == before["refreshes"] + 1
+    assert stats["authorizations"] == before["authorizations"] + 1  # the login's only
+    renewed = json.loads(stored.read_text())["tokens"]
+    assert renewed["access_token"] != first["access_token"]
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+
+    out = codemode("logout", "secure", "--config", config, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout == "signed out of secure: its tokens are deleted\n"
+    assert token_files(tmp_path / "home") == []
+    ran = codemode("run", "--config", config, "-", cwd=tmp_path, stdin="print(echo(text='x'))")
+    assert ran.returncode != 0
+    assert "(servers waiting for sign-in: secure; run `codemode login secure`)" in ran.stdout
+
+
+def test_a_refresh_the_server_refuses_asks_for_a_sign_in_again(
+    oauth_server: OAuthServer, tmp_path: Path, browser: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    config = write_config(tmp_path, {"secure": {"url": oauth_server.url}})
+    with Toolbox.from_config(config) as tb:
+        assert {s.name: s.state for s in tb.status()} == {"secure": "signin"}
+        # Signed in from elsewhere (another terminal) while this hub runs: reconnecting uses the tokens.
+        done = asyncio.run(login(tb.config.servers["secure"], announce=lambda _: None))
+        assert done.signed_in and done.tools == 2 and done.seconds is not None
+        assert tb.hub.reconnect("secure").state == "ready"
+        assert tb.hub.call("secure", "whoami", {}, approval=PERSONS_OWN_CALL)["structuredContent"][
+            "scopes"
+        ] == ["tools"]
+    oauth_server.control("revoke")  # access and refresh tokens both dead
+    with Toolbox.from_config(config) as tb:
+        (status,) = tb.status()
+        assert status.state == "signin"
+        assert status.error == "the sign-in expired and could not be renewed: run `codemode login secure`"
+        with pytest.raises(ServerError, match="codemode login secure"):
+            tb.hub.call("secure", "echo", {"text": "x"}, approval=PERSONS_OWN_CALL)
+    (stored,) = token_files(home)
+    assert "tokens" not in json.loads(stored.read_text())  # forgotten; the registration stays
+
+
+def test_a_server_waiting_for_sign_in_delays_no_other(
+    oauth_server: OAuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    local = {"command": sys.executable, "args": [str(LIFECYCLE)]}
+    secure = {"url": oauth_server.url}
+
+    def first_call(servers: dict[str, Any], name: str) -> tuple[float, list[tuple[str, str]]]:
+        (tmp_path / name).mkdir()
+        started = time.perf_counter()
+        with Toolbox.from_config(write_config(tmp_path / name, servers)) as tb:
+            if "local" in servers:
+                assert tb.tools.echo(text="hello") == "hello"
+            elapsed = time.perf_counter() - started
+            assert tb.pending == []  # settled before start returned: start never waited for it
+            return elapsed, [(s.name, s.state) for s in tb.status()]
+
+    settled, states = first_call({"secure": secure}, "secure")
+    assert states == [("secure", "signin")]
+    alone, states = first_call({"local": local}, "alone")
+    beside, states = first_call({"local": local, "secure": secure}, "both")
+    assert states == [("local", "ready"), ("secure", "signin")]
+    print(
+        f"\nsign-in server settled in {settled:.3f} s; a stdio server's first call {alone:.3f} s alone, "
+        f"{beside:.3f} s beside it"
+    )
+    # One HTTP round trip (about 20 ms here); the bound is the noise of starting a process on this machine.
+    assert settled < 0.5
+    assert beside < alone + 0.5
