@@ -30,7 +30,7 @@ from ..executor import ExecutionResult, Executor
 from ..executor.result import format_result_text
 from ..limits import MAX_TIMEOUT, MIN_TIMEOUT
 from ..toolbox import Toolbox
-from .approval import Allowances, ByRound, ClientApprover
+from .approval import Allowances, ClientApprover
 from .client_tools import (
     ANSWERS_PARAMETER,
     RESUME_PARAMETER,
@@ -50,7 +50,7 @@ from .progress import ProgressRelay
 from .record import ExecutionRecord
 from .refresh import ToolListRefresher
 from .resources import add_artifact_resources
-from .rounds import Rounds
+from .rounds import AskByRound, Rounds
 from .selfref import self_reference_note, without_self
 from .sessions import SessionRef, SessionTable, client_scope
 
@@ -105,7 +105,7 @@ def build_server(
     rounds = Rounds()
     log_levels = LogLevels(stdio=transport == "stdio")
 
-    def client_approver(ctx: Context[Any, Any], by_round: ByRound | None) -> ClientApprover:
+    def client_approver(ctx: Context[Any, Any], by_round: AskByRound | None) -> ClientApprover:
         """Whom an excluded tool's direct call asks: its request's client, with its session's allowances."""
         allowed = allowances.of(client_scope(ctx, stdio=transport == "stdio"))
         return ClientApprover(ctx, asyncio.get_running_loop(), allowed, by_round)
@@ -139,7 +139,7 @@ def build_server(
         relay = ProgressRelay(ctx, asyncio.get_running_loop(), functools.partial(log_levels.wants, scope))
         finish = functools.partial(_reply, ref=ref, run=run)
 
-        async def execute(by_round: ByRound | None = None) -> ExecutionResult:
+        async def execute(by_round: AskByRound | None = None) -> ExecutionResult:
             try:
                 async with admission.place():
                     result = await _run(executor, ctx, code, timeout, ref, run, allowed, relay, by_round)
@@ -211,7 +211,7 @@ async def _run(
     client: ClientRun | None,
     allowed: set[str],
     relay: ProgressRelay,
-    by_round: ByRound | None = None,
+    by_round: AskByRound | None = None,
 ) -> ExecutionResult:
     """Run one program, relaying its calls, progress and output to the client as it goes.
 

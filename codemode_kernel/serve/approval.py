@@ -17,17 +17,19 @@ response that has no channel back (HTTP in JSON mode).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, Final, Literal
 
-from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation
+from mcp.server.elicitation import AcceptedElicitation, DeclinedElicitation, render_elicitation_schema
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
+from mcp.types import ElicitRequestFormParams, ElicitResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ..approvals import ApprovalRequest, Decision
 from .elicit import ClientElicitor
+from .rounds import AskByRound
 
 __all__ = [
     "ALLOW_ONCE",
@@ -36,7 +38,6 @@ __all__ = [
     "DENY",
     "Allowances",
     "ApprovalForm",
-    "ByRound",
     "ClientApprover",
     "message",
     "refusal",
@@ -48,9 +49,6 @@ DENY: Final = "deny"
 
 CLIENT = "the client"
 """Who decided, in the call's record, when the client answered."""
-
-ByRound = Callable[[ApprovalRequest], Awaitable[Decision]]
-"""Asks a 2026-07-28 client an approval question in a round of its own (``rounds.WaitingRun.ask``)."""
 
 
 class ApprovalForm(BaseModel):
@@ -105,14 +103,14 @@ class ClientApprover:
         ctx: Context[Any, Any],
         loop: asyncio.AbstractEventLoop,
         allowed: set[str],
-        by_round: ByRound | None = None,
+        by_round: AskByRound | None = None,
     ) -> None:
         self._ctx = ctx
         self._loop = loop
         self.allowed = allowed
         self._by_round = by_round
         self._one_at_a_time: asyncio.Lock | None = None
-        self.elicit = ClientElicitor(ctx, loop)
+        self.elicit = ClientElicitor(ctx, loop, by_round)
         """Forwards a server's question during one of this request's calls to the client (``elicit.py``)."""
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
@@ -129,7 +127,7 @@ class ClientApprover:
             if unable is not None:
                 return Decision(False, f"nobody ({unable})", message=refusal(request, unable))
             modern = self._ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS
-            ask = self._by_round if modern and self._by_round is not None else self._ask
+            ask = self._ask_by_round if modern and self._by_round is not None else self._ask
             asked = asyncio.run_coroutine_threadsafe(_coroutine(ask(request)), self._loop)
             try:
                 decision = await asyncio.wrap_future(asked)
@@ -155,6 +153,14 @@ class ClientApprover:
             return "this response has no channel back to the client (HTTP in JSON response mode)"
         return None
 
+    async def _ask_by_round(self, request: ApprovalRequest) -> Decision:
+        """Ask in a round of the client's own (2026-07-28, ``rounds.py``): the same form, the same choices."""
+        assert self._by_round is not None
+        form = ElicitRequestFormParams(
+            message=message(request), requested_schema=render_elicitation_schema(ApprovalForm)
+        )
+        return decision_of(request, await self._by_round(form))
+
     async def _ask(self, request: ApprovalRequest) -> Decision:
         """Send the question on the MCP server's loop and turn the answer into a decision."""
         try:
@@ -175,6 +181,28 @@ class ClientApprover:
 
 async def _coroutine(awaitable: Awaitable[Decision]) -> Decision:
     return await awaitable
+
+
+def decision_of(request: ApprovalRequest, response: Any) -> Decision:
+    """The decision a client's elicitation response carries (``ElicitResult``; anything else denies).
+
+    ``scope="session"`` says to allow the tool for the rest of the session: the approver records that.
+    """
+    if not isinstance(response, ElicitResult):
+        unable = "its answer to the approval question was not an elicitation result"
+        return Decision(False, CLIENT, message=refusal(request, unable))
+    if response.action == "decline":
+        return Decision(False, CLIENT)
+    if response.action == "cancel":
+        return Decision(False, f"{CLIENT} (the question was dismissed)")
+    try:
+        choice = ApprovalForm.model_validate(response.content or {}).decision
+    except ValidationError as exc:
+        unable = f"its answer to the approval question was an error: {exc}"
+        return Decision(False, CLIENT, message=refusal(request, unable))
+    if choice == ALLOW_SESSION:
+        return Decision(True, CLIENT, scope="session")
+    return Decision(choice == ALLOW_ONCE, CLIENT)
 
 
 def message(request: ApprovalRequest) -> str:

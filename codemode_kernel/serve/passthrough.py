@@ -41,16 +41,15 @@ from ..errors import CodeModeError
 from ..hub import ToolHub
 from ..toolbox import Toolbox
 from ..toolspec import ToolSpec
-from .approval import ByRound
-from .rounds import Rounds
+from .rounds import AskByRound, Rounds
 
 __all__ = ["ClientApprovers", "passthrough_tools"]
 
 log = logging.getLogger(__name__)
 
-ClientApprovers = Callable[[Context[Any, Any], ByRound | None], Approver | None]
+ClientApprovers = Callable[[Context[Any, Any], AskByRound | None], Approver | None]
 """The approver of one request's client (``serve.approval.ClientApprover``), made on the server's loop;
-asking a 2026-07-28 client in rounds when given how (``ByRound``)."""
+asking a 2026-07-28 client in rounds when given how (``AskByRound``)."""
 
 
 def passthrough_tools(
@@ -75,7 +74,7 @@ def passthrough_tools(
         print(f"codemode serve: {note}", file=stderr or sys.stderr)
     policy = ApprovalPolicy(settings.approve, settings.auto_approve)
 
-    def check(context: Context[Any, Any], by_round: ByRound | None) -> ApprovalCheck:
+    def check(context: Context[Any, Any], by_round: AskByRound | None) -> ApprovalCheck:
         asked = approver(context, by_round) if approver is not None else None
         return ApprovalCheck(policy, asked, origin="model")
 
@@ -112,7 +111,7 @@ def _tool(
     name: str,
     spec: ToolSpec,
     hub: ToolHub,
-    check: Callable[[Context[Any, Any], ByRound | None], ApprovalCheck],
+    check: Callable[[Context[Any, Any], AskByRound | None], ApprovalCheck],
     rounds: Rounds | None,
 ) -> Tool:
     """An SDK tool with ``spec``'s own schemas and texts, whose calls go to the upstream through ``hub``.
@@ -137,7 +136,7 @@ def _tool(
         arguments: dict[str, Any],
         context: Context[Any, Any],
         relay: _ProgressRelay,
-        by_round: ByRound | None = None,
+        by_round: AskByRound | None = None,
     ) -> CallToolResult:
         try:
             result = await hub.acall(

@@ -1,13 +1,14 @@
-"""Approvals for clients on the 2026-07-28 protocol: the question ends the call, the retry answers it.
+"""Questions to clients on the 2026-07-28 protocol: the question ends the call, the retry answers it.
 
 On 2026-07-28 a server cannot send a request in the middle of a call. It answers the call with an
-``InputRequiredResult`` instead: here one ``input_requests`` entry, the approval form as an elicitation, and
-a ``request_state``; the client asks its user and calls again with the same arguments, the answer in
-``input_responses`` and the state echoed. The work (``execute_python``'s program, or a direct call of an
-excluded tool) does not stop in between: it waits in its approval, as it does while a handshake-era client's
-elicitation is open, and the retry hands it the decision and waits for its result or its next question. The
-wait is bounded as that one is, by the call's timeout; a client that never calls again gets the denial
-there, and the work ends unread.
+``InputRequiredResult`` instead: here one ``input_requests`` entry, an elicitation (an approval's form,
+``approval.py``, or a server's question forwarded, ``elicit.py``), and a ``request_state``; the client asks
+its user and calls again with the same arguments, the answer in ``input_responses`` and the state echoed.
+The work (``execute_python``'s program, or a direct call of an excluded tool) does not stop in between: it
+waits in its question, as it does while a handshake-era client's elicitation is open, and the retry hands
+it the answer and waits for its result or its next question. The wait is bounded as that one is (an
+approval's by the call's timeout); a client that never calls again gets the denial there, and the work
+ends unread.
 
 The state names the waiting run by a random handle. The SDK seals every ``request_state`` (AES-GCM under a
 key of this process, bound to the tool's arguments and the caller, expiring), so a client can neither read
@@ -20,26 +21,25 @@ import asyncio
 import contextlib
 import json
 import secrets
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
     CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
-    ElicitResult,
+    ElicitRequestURLParams,
     InputRequiredResult,
 )
-from pydantic import ValidationError
 
-from ..approvals import ApprovalRequest, Decision
-from .approval import ALLOW_ONCE, ALLOW_SESSION, CLIENT, ApprovalForm, message, refusal
+__all__ = ["GRACE_S", "AskByRound", "Question", "Rebindable", "Rounds", "WaitingRun"]
 
-__all__ = ["GRACE_S", "Question", "Rebindable", "Rounds", "WaitingRun"]
+AskByRound = Callable[[ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[Any]]
+"""Asks a 2026-07-28 client an elicitation in a round of its own; gives its response as it came
+(``WaitingRun.ask``: normally an ``ElicitResult``, but the client's word, so checked by the asker)."""
 
 T = TypeVar("T")
 
@@ -62,11 +62,11 @@ class Rebindable(Protocol):
 
 @dataclass
 class Question:
-    """One approval a run waits on: its key in ``input_requests``, the call, and where the answer goes."""
+    """One elicitation a run waits on: its key in ``input_requests``, what it asks, where the answer goes."""
 
     key: str
-    request: ApprovalRequest
-    answer: asyncio.Future[Decision]
+    params: ElicitRequestFormParams | ElicitRequestURLParams
+    answer: asyncio.Future[Any]
 
 
 class WaitingRun(Generic[T]):
@@ -85,14 +85,14 @@ class WaitingRun(Generic[T]):
         self._open: dict[str, Question] = {}
         self._count = 0
 
-    async def ask(self, request: ApprovalRequest) -> Decision:
-        """Put ``request`` to the client at its next round and wait for the answer (on the server's loop).
+    async def ask(self, params: ElicitRequestFormParams | ElicitRequestURLParams) -> Any:
+        """Put ``params`` to the client at its next round; its response as it came (on the server's loop).
 
-        Cancelled when the approval's wait ends (the call's timeout, a stopped run): the question is
-        withdrawn, and an answer to it later changes nothing.
+        Cancelled when the wait ends (an approval's timeout, a stopped run): the question is withdrawn, and
+        an answer to it later changes nothing.
         """
         self._count += 1
-        question = Question(f"approval-{self._count}", request, asyncio.get_running_loop().create_future())
+        question = Question(f"question-{self._count}", params, asyncio.get_running_loop().create_future())
         self._open[question.key] = question
         self._asked.put_nowait(question)
         try:
@@ -105,7 +105,7 @@ class WaitingRun(Generic[T]):
         question = self._open.get(key)
         if question is None or question.answer.done():
             return
-        question.answer.set_result(_decision(question.request, response))
+        question.answer.set_result(response)
 
     def still_open(self, key: str) -> Question | None:
         """The question ``key`` if the run still waits on it."""
@@ -204,32 +204,7 @@ class Rounds:
 
 
 def _input_required(waiting: WaitingRun[Any], question: Question) -> InputRequiredResult:
-    form = ElicitRequestFormParams(
-        message=message(question.request), requested_schema=render_elicitation_schema(ApprovalForm)
-    )
     return InputRequiredResult(
-        input_requests={question.key: ElicitRequest(params=form)},
+        input_requests={question.key: ElicitRequest(params=question.params)},
         request_state=json.dumps({"run": waiting.handle, "question": question.key}),
     )
-
-
-def _decision(request: ApprovalRequest, response: Any) -> Decision:
-    """The decision an elicitation response carries (as ``approval.ClientApprover`` reads one).
-
-    ``scope="session"`` says to allow the tool for the rest of the session: the approver records that.
-    """
-    if not isinstance(response, ElicitResult):
-        unable = "its answer to the approval question was not an elicitation result"
-        return Decision(False, CLIENT, message=refusal(request, unable))
-    if response.action == "decline":
-        return Decision(False, CLIENT)
-    if response.action == "cancel":
-        return Decision(False, f"{CLIENT} (the question was dismissed)")
-    try:
-        choice = ApprovalForm.model_validate(response.content or {}).decision
-    except ValidationError as exc:
-        unable = f"its answer to the approval question was an error: {exc}"
-        return Decision(False, CLIENT, message=refusal(request, unable))
-    if choice == ALLOW_SESSION:
-        return Decision(True, CLIENT, scope="session")
-    return Decision(choice == ALLOW_ONCE, CLIENT)

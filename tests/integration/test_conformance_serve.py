@@ -21,9 +21,13 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import (
+    CallToolResult,
+    ElicitRequestParams,
+    ElicitResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
     ResourceListChangedNotification,
@@ -190,6 +194,31 @@ def test_a_stored_artifact_is_announced_to_the_clients_and_its_name_completes(se
             assert elsewhere.completion.values == []
 
     anyio.run(check)
+
+
+def test_a_client_on_the_2026_protocol_answers_a_servers_question_in_a_round_of_its_own(served: str) -> None:
+    """The upstream's question ends serve's call in an InputRequiredResult; the retry carries the answer."""
+    asked: list[ElicitRequestParams] = []
+
+    async def answer(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="accept", content={"username": "ada", "email": "ada@example.com"})
+
+    async def check() -> CallToolResult:
+        async with Client(streamable_http_client(served), elicitation_callback=answer) as client:
+            assert client.protocol_version == "2026-07-28"
+            with anyio.fail_after(30):
+                return await client.call_tool("test_elicitation", {"message": "Who are you?"})
+
+    result = anyio.run(check)
+    assert not result.is_error, result.content
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    assert "action=accept" in text and "ada@example.com" in text  # what the upstream got back
+    (params,) = asked
+    assert (
+        params.message
+        == "The MCP server 'conformance/test_elicitation' (used by codemode) asks: Who are you?"
+    )
 
 
 def test_set_level_filters_the_log_messages_of_the_clients_session_only(served: str) -> None:
