@@ -46,12 +46,17 @@ class SignIn(Protocol):
     """The person's side of an authorization: show the link, wait for the redirect (``auth_signin.py``)."""
 
     redirect_uri: str
+    fresh: bool
+    """Sign in anew even where stored tokens would do (``codemode login``)."""
 
     async def open(self, authorization_url: str) -> None:
         """Show the person the link (and open it where that can be done)."""
 
     async def wait(self) -> AuthorizationCodeResult:
         """The redirect's parameters, once the person has signed in."""
+
+    async def aclose(self) -> None:
+        """Give back what waiting for redirects holds (a listening port)."""
 
 
 def login_hint(server: str) -> str:
@@ -144,11 +149,11 @@ class ServerOAuth(OAuthClientProvider):
         self._fit_configured_client()
         wanted = _union(self.context.client_metadata.scope, self.settings.scopes)
         self.context.client_metadata.scope = wanted
+        granted = self.context.current_tokens.scope if self.context.current_tokens else None
+        if self.context.can_refresh_token() and _covers(granted, wanted):
+            self._refreshing = True  # a refused refresh forgets the tokens: the next start signs in
+            return await self._refresh_token()
         if self.sign_in is None:
-            granted = self.context.current_tokens.scope if self.context.current_tokens else None
-            if self.context.can_refresh_token() and _covers(granted, wanted):
-                self._refreshing = True
-                return await self._refresh_token()
             reason = f"needs sign-in (OAuth): {login_hint(self.server)}"
             raise SignInRequired(reason, server=self.server)
         return await super()._perform_authorization()
@@ -215,9 +220,10 @@ def server_oauth(
             token_endpoint_auth_method="client_secret_basic" if settings.client_secret else "none",
         )
     if store is None:
-        # A sign-in starts anew: stored tokens are replaced only once new ones arrive.
+        # A login starts anew: stored tokens are replaced only once new ones arrive.
         redirect_uri = sign_in.redirect_uri if sign_in else None
-        store = TokenStore(config.url, client=client, redirect_uri=redirect_uri, fresh=sign_in is not None)
+        fresh = sign_in is not None and sign_in.fresh
+        store = TokenStore(config.url, client=client, redirect_uri=redirect_uri, fresh=fresh)
     return ServerOAuth(config, store, sign_in)
 
 

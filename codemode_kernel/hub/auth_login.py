@@ -80,7 +80,8 @@ async def login(
         ServerError: the server could not be reached or failed after the sign-in.
     """
     port = server.oauth.callback_port if server.oauth else None
-    async with LoopbackSignIn(server.name, announce=announce, port=port, timeout=timeout) as sign_in:
+    sign_in = LoopbackSignIn(server.name, announce=announce, port=port, timeout=timeout, fresh=True)
+    async with sign_in:
         transport = open_transport(server, log_path=None, noise=StdoutNoise(), sign_in=sign_in)
         try:
             async with Client(transport, mode=server.protocol) as client:

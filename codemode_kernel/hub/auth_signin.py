@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import shlex
+import socket
 import time
 import webbrowser
 from collections.abc import Callable
@@ -38,62 +39,86 @@ _DONE_PAGE = (
 
 
 class LoopbackSignIn:
-    """One authorization: open the link, wait for its redirect (an async context manager: the listener).
+    """The person's side of a sign-in: open the link, wait for its redirect on a loopback port.
+
+    The port is taken at once (its redirect URI goes into the client's registration); it listens only
+    while an authorization waits for its redirect. ``close()`` gives the port back (also ``async with``).
 
     Args:
         server: the server's name, for messages.
         announce: shows a line to the person (the terminal's stderr).
         port: the listener's port; None: a free one.
         timeout: seconds to wait for the redirect once the link is open.
+        fresh: sign in anew even where stored tokens would do (``codemode login``).
     """
 
     def __init__(
-        self, server: str, *, announce: Callable[[str], None], port: int | None = None, timeout: float = 300.0
+        self,
+        server: str,
+        *,
+        announce: Callable[[str], None],
+        port: int | None = None,
+        timeout: float = 300.0,
+        fresh: bool = False,
     ) -> None:
         self.server = server
+        self.fresh = fresh
         self.announce = announce
         self.timeout = timeout
-        self._port = port or 0
+        try:
+            self._socket: socket.socket | None = socket.create_server(("127.0.0.1", port or 0))
+        except OSError as exc:
+            raise SignInFailed(
+                f"cannot listen for the sign-in redirect on 127.0.0.1:{port} ({exc.strerror}); "
+                'free that port, or change "oauth.callbackPort"',
+                server=server,
+            ) from exc
+        self._socket.setblocking(False)
         self._listener: asyncio.Server | None = None
         self._result: asyncio.Future[AuthorizationCodeResult] | None = None
         self._state: str | None = None
         self._opener: asyncio.subprocess.Process | None = None
-        self.redirect_uri = ""
+        self.redirect_uri = f"http://127.0.0.1:{self._socket.getsockname()[1]}/callback"
         self.opened_at: float | None = None
         """``time.perf_counter()`` when the link was opened (for the sign-in-to-ready measure)."""
 
     async def __aenter__(self) -> LoopbackSignIn:
-        try:
-            self._listener = await asyncio.start_server(self._serve, "127.0.0.1", self._port)
-        except OSError as exc:
-            raise SignInFailed(
-                f"cannot listen for the sign-in redirect on 127.0.0.1:{self._port} ({exc.strerror}); "
-                'free that port, or change "oauth.callbackPort"',
-                server=self.server,
-            ) from exc
-        port = self._listener.sockets[0].getsockname()[1]
-        self.redirect_uri = f"http://127.0.0.1:{port}/callback"
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._listener is not None:
-            self._listener.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._listener.wait_closed(), 2)
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop listening, give the port back, end an opener command still running."""
+        await self._stop_listening()
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
         if self._opener is not None and self._opener.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self._opener.kill()
             await self._opener.wait()
+
+    async def _stop_listening(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(listener.wait_closed(), 2)
 
     async def open(self, authorization_url: str) -> None:
         """Show the link and open it (the SDK's ``redirect_handler``)."""
         state = parse_qs(urlsplit(authorization_url).query).get("state", [""])[0]
         if not state:
             raise SignInFailed("the authorization request has no state", server=self.server)
+        if self._socket is None:
+            raise SignInFailed("this sign-in is over; start another", server=self.server)
         self._state = state
         self._result = asyncio.get_running_loop().create_future()
+        if self._listener is None:  # a duplicate: the server closes its socket, the port stays ours
+            self._listener = await asyncio.start_server(self._serve, sock=self._socket.dup())
         self.announce(f"Sign in to {self.server}: {authorization_url}")
         self.opened_at = time.perf_counter()
         command = os.environ.get(OPEN_ENV, "").strip()
@@ -122,6 +147,8 @@ class LoopbackSignIn:
                 f"no sign-in came back within {self.timeout:g} s; run `codemode login {self.server}` again",
                 server=self.server,
             ) from None
+        finally:
+            await self._stop_listening()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

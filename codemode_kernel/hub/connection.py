@@ -32,7 +32,7 @@ from .listing import list_tools
 from .reconnect import RECONNECT_BACKOFF
 from .server_requests import AskContext, ServerRequests
 from .stdio import StdoutNoise
-from .transports import describe_failure, needs_sign_in, open_transport, stderr_log_name
+from .transports import describe_failure, needs_sign_in, open_transport, stderr_log_name, uses_oauth
 
 __all__ = ["ProgressCallback", "ServerConnection", "ServerState"]
 
@@ -395,8 +395,12 @@ class ServerConnection:
 
     async def _own(self) -> None:
         """The owner task: enter the client, list tools, hold the connection until told to stop."""
+        sign_in = None
         try:
-            transport = open_transport(self.config, log_path=self.log_path, noise=self.stdout_noise)
+            sign_in = self._sign_in()
+            transport = open_transport(
+                self.config, log_path=self.log_path, noise=self.stdout_noise, sign_in=sign_in
+            )
             async with Client(
                 transport,
                 mode=self.config.protocol,
@@ -420,6 +424,13 @@ class ServerConnection:
         finally:
             self._client = None
             self._ready.set()
+            if sign_in is not None:
+                await sign_in.aclose()
+
+    def _sign_in(self) -> Any:
+        """The person's side of an OAuth sign-in for this start, where the front door offers one."""
+        opener = self.requests.context.sign_in
+        return opener(self.config) if opener is not None and uses_oauth(self.config) else None
 
     async def _stop_owner(self) -> None:
         """End the owner task: politely when it holds a connection, at once when still connecting."""

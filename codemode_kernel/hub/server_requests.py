@@ -64,6 +64,9 @@ class AskContext:
     the front door's approver; its ``elicit`` answers questions."""
     model: Callable[[], Any] | None = None
     """Opens the configured chat model (``llm.open_model``) for sampling; raises ConfigError without one."""
+    sign_in: Callable[[ServerConfig], Any] | None = None
+    """Opens the person's side of an OAuth sign-in for a remote server (a ``hub.auth.SignIn``); None: a
+    server that wants one settles in state ``signin``, naming ``codemode login NAME``."""
 
 
 @dataclass(frozen=True)
