@@ -285,7 +285,9 @@ def doc_examples() -> list[tuple[str, str]]:
 def test_documented_examples_load(tmp_path: Path, language: str, text: str) -> None:
     (tmp_path / "notebooks" / "work").mkdir(parents=True)
     name = ".vscode/mcp.json" if language == "jsonc" else "codemode.json"
-    config = load(tmp_path, name, text, env={"GITHUB_TOKEN": "t", "DOCS_TOKEN": "d"})
+    config = load(
+        tmp_path, name, text, env={"GITHUB_TOKEN": "t", "DOCS_TOKEN": "d", "GITHUB_OAUTH_SECRET": "s"}
+    )
     assert config.warnings == []
 
 
