@@ -89,7 +89,9 @@ class ProgressRelay:
         self._put(_Event("progress", text))
 
     def _put(self, event: _Event | None) -> None:
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+        # RuntimeError: the server's loop has closed (serve is stopping), so there is nobody to tell.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
 
     # -- on the MCP server's loop --------------------------------------------------------------------
 

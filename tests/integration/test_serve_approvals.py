@@ -8,13 +8,14 @@ gone, the ToolError the program gets, and the decision in the result's record.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, stdio_client
+from mcp import Client, MCPError, stdio_client
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import ElicitationFnT
 from mcp.types import (
@@ -326,6 +327,10 @@ def test_the_2026_rounds_on_the_wire_an_unanswered_retry_is_asked_again_and_a_sp
                     spent = await call(
                         "execute_python", arguments, input_responses=answer, request_state=state
                     )
+                    # A state the client made up never reaches serve: the SDK checks its seal.
+                    forged = json.dumps({"run": "guessed", "question": "question-1"})
+                    with pytest.raises(MCPError, match="Invalid or expired requestState"):
+                        await call("execute_python", arguments, input_responses=answer, request_state=forged)
                 outcomes.extend([first, again, done, spent])
 
     anyio.run(session)
