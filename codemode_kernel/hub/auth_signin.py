@@ -110,7 +110,14 @@ class LoopbackSignIn:
 
     async def open(self, authorization_url: str) -> None:
         """Show the link and open it (the SDK's ``redirect_handler``)."""
-        state = parse_qs(urlsplit(authorization_url).query).get("state", [""])[0]
+        parts = urlsplit(authorization_url)
+        if parts.scheme not in ("https", "http") or not parts.netloc:
+            # The endpoint comes from the server's metadata: never hand a browser file: or javascript:.
+            raise SignInFailed(
+                f"the authorization server's sign-in page is not a web address: {_shown(authorization_url)}",
+                server=self.server,
+            )
+        state = parse_qs(parts.query).get("state", [""])[0]
         if not state:
             raise SignInFailed("the authorization request has no state", server=self.server)
         if self._socket is None:
@@ -119,7 +126,7 @@ class LoopbackSignIn:
         self._result = asyncio.get_running_loop().create_future()
         if self._listener is None:  # a duplicate: the server closes its socket, the port stays ours
             self._listener = await asyncio.start_server(self._serve, sock=self._socket.dup())
-        self.announce(f"Sign in to {self.server}: {authorization_url}")
+        self.announce(f"Sign in to {self.server}: {_shown(authorization_url, limit=8000)}")
         self.opened_at = time.perf_counter()
         command = os.environ.get(OPEN_ENV, "").strip()
         if command:
@@ -195,9 +202,9 @@ class LoopbackSignIn:
         return "200 OK", _DONE_PAGE
 
 
-def _shown(text: str) -> str:
-    """A server's words, safe to print: printable ASCII, at most 200 characters."""
-    return re.sub(r"[^ -~]", "?", text)[:200]
+def _shown(text: str, *, limit: int = 200) -> str:
+    """A server's words, safe to print on a terminal: printable ASCII, at most ``limit`` characters."""
+    return re.sub(r"[^ -~]", "?", text)[:limit]
 
 
 _CONSOLE_BROWSERS = ("www-browser", "lynx", "w3m", "links", "elinks")

@@ -421,6 +421,8 @@ class ServerConnection:
             self._fail(describe_failure(exc))
             if needs_sign_in(exc):
                 self.state = "signin"
+                if self._generation == 1:  # said once, at the first start (run's and serve's stderr)
+                    log.warning("server %r: %s", self.name, self.error)
         finally:
             self._client = None
             self._ready.set()

@@ -39,12 +39,12 @@ LIFECYCLE = ROOT / "tests" / "servers" / "lifecycle_server.py"
 class OAuthServer:
     """The test server, one process for the module; ``url`` is its MCP endpoint."""
 
-    def __init__(self) -> None:
+    def __init__(self, transport: str = "http") -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.base}/mcp"
+        self.url = f"{self.base}/{'sse' if transport == 'sse' else 'mcp'}"
         self.proc = subprocess.Popen(
-            [sys.executable, str(OAUTH_SERVER), "--port", str(self.port)],
+            [sys.executable, str(OAUTH_SERVER), "--port", str(self.port), "--transport", transport],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -142,6 +142,7 @@ def test_sign_in_then_tools_then_refresh_then_sign_out(
     ran = codemode("run", "--config", config, "-", cwd=tmp_path, stdin="print(echo(text='x'))")
     assert ran.returncode != 0
     assert "(servers waiting for sign-in: secure; run `codemode login secure`)" in ran.stdout
+    assert "server 'secure': needs sign-in (OAuth): run `codemode login secure`" in ran.stderr
 
 
 def test_a_refresh_the_server_refuses_asks_for_a_sign_in_again(
@@ -169,6 +170,26 @@ def test_a_refresh_the_server_refuses_asks_for_a_sign_in_again(
             tb.hub.call("secure", "echo", {"text": "x"}, approval=PERSONS_OWN_CALL)
     (stored,) = token_files(home)
     assert "tokens" not in json.loads(stored.read_text())  # forgotten; the registration stays
+
+
+def test_an_sse_server_signs_in_too(tmp_path: Path, browser: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    server = OAuthServer("sse")
+    try:
+        config = write_config(tmp_path, {"legacy": {"type": "sse", "url": server.url}})
+        with Toolbox.from_config(config) as tb:
+            (status,) = tb.status()
+            assert (status.state, status.error) == (
+                "signin",
+                "needs sign-in (OAuth): run `codemode login legacy`",
+            )
+            done = asyncio.run(login(tb.config.servers["legacy"], announce=lambda _: None))
+            assert done.signed_in and done.tools == 2
+            assert tb.hub.reconnect("legacy").state == "ready"
+            answer = tb.hub.call("legacy", "echo", {"text": "over sse"}, approval=PERSONS_OWN_CALL)
+            assert answer["content"][0]["text"] == "over sse"
+    finally:
+        server.stop()
 
 
 def test_a_server_waiting_for_sign_in_delays_no_other(

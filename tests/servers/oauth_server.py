@@ -1,6 +1,7 @@
 """An MCP server that signs its clients in with OAuth (the Python SDK's server auth support), for the tests.
 
-    python oauth_server.py --port 8123     # MCP at http://127.0.0.1:8123/mcp, its own authorization server
+    python oauth_server.py --port 8123                   # MCP at http://127.0.0.1:8123/mcp (Streamable HTTP)
+    python oauth_server.py --port 8123 --transport sse   # MCP at http://127.0.0.1:8123/sse
 
 It is its own authorization server: metadata discovery, dynamic client registration, PKCE, refresh tokens
 that rotate, the resource indicator checked. ``/authorize`` consents at once (the test's "person" is a
@@ -129,8 +130,8 @@ class TestProvider:
         )
 
 
-def build(port: int, token_ttl: int) -> MCPServer:
-    """The server: MCP at /mcp, the authorization server at the same origin."""
+def build(port: int, token_ttl: int, endpoint: str = "/mcp") -> MCPServer:
+    """The server: MCP at ``endpoint``, the authorization server at the same origin."""
     provider = TestProvider(token_ttl)
     base = f"http://127.0.0.1:{port}"
     server = MCPServer(
@@ -138,7 +139,7 @@ def build(port: int, token_ttl: int) -> MCPServer:
         auth_server_provider=provider,
         auth=AuthSettings(
             issuer_url=base,  # type: ignore[arg-type]
-            resource_server_url=f"{base}/mcp",  # type: ignore[arg-type]
+            resource_server_url=f"{base}{endpoint}",  # type: ignore[arg-type]
             client_registration_options=ClientRegistrationOptions(
                 enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]
             ),
@@ -181,10 +182,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="An MCP server with OAuth sign-in, for tests.")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--token-ttl", type=int, default=3600, help="access token lifetime, seconds")
+    parser.add_argument("--transport", choices=["http", "sse"], default="http")
     args = parser.parse_args()
-    build(args.port, args.token_ttl).run(
-        "streamable-http", host="127.0.0.1", port=args.port, streamable_http_path="/mcp"
-    )
+    if args.transport == "sse":
+        build(args.port, args.token_ttl, "/sse").run("sse", host="127.0.0.1", port=args.port)
+    else:
+        server = build(args.port, args.token_ttl)
+        server.run("streamable-http", host="127.0.0.1", port=args.port, streamable_http_path="/mcp")
 
 
 if __name__ == "__main__":

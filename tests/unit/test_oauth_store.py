@@ -178,3 +178,14 @@ def test_a_refusal_and_a_timeout_are_failures_that_say_so(monkeypatch: pytest.Mo
         SignInFailed, match=r"no sign-in came back within 0\.2 s; run `codemode login gh` again"
     ):
         asyncio.run(silent())
+
+
+def test_a_sign_in_page_that_is_no_web_address_is_never_opened(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEMODE_OAUTH_OPEN", "false")
+
+    async def hostile() -> None:
+        async with LoopbackSignIn("gh", announce=lambda _: None) as sign_in:
+            await sign_in.open("file:///etc/passwd?state=s")
+
+    with pytest.raises(SignInFailed, match="not a web address: file:///etc/passwd"):
+        asyncio.run(hostile())
