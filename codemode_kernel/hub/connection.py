@@ -383,6 +383,8 @@ class ServerConnection:
             log.warning("server %r: %s", self.name, self._down_message())
 
     def _down_message(self) -> str:
+        if self.state == "signin" and self.error:
+            return self.error  # reached, and it names the command: not "cannot be reached"
         retry_in = RECONNECT_BACKOFF
         if self._retry_at is not None:
             retry_in = max(0.0, self._retry_at - asyncio.get_running_loop().time())
