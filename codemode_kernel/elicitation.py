@@ -28,6 +28,7 @@ __all__ = [
     "Elicitor",
     "FieldSpec",
     "LineElicitor",
+    "OptionStyle",
     "Question",
     "QuestionRefused",
     "check_content",
@@ -56,6 +57,10 @@ _FORMATS = {
 }
 
 
+OptionStyle = Literal["enum", "enumNames", "oneOf", "anyOf"]
+"""How a schema lists a field's choices (SEP-1330)."""
+
+
 class QuestionRefused(ValueError):
     """The server's question cannot be asked (a schema outside what the spec allows, or too large)."""
 
@@ -74,6 +79,8 @@ class FieldSpec:
     options: tuple[str, ...] = ()
     """The allowed values of an enum (single choice, or each item of a multiple choice)."""
     option_titles: tuple[str, ...] = ()
+    option_style: OptionStyle = "enum"
+    """How the schema listed the choices (SEP-1330): kept when the question is forwarded."""
     multiple: bool = False
     """An array of enum values: the answer lists several, comma-separated on a line."""
     minimum: float | None = None
@@ -223,17 +230,21 @@ def _field(name: Any, prop: Any, required: bool) -> FieldSpec:
     kind = prop.get("type")
     options: tuple[str, ...] = ()
     titles: tuple[str, ...] = ()
+    style: OptionStyle = "enum"
     multiple = False
     if kind == "array":
         items = prop.get("items")
         if not isinstance(items, Mapping):
             raise QuestionRefused(f"field {name!r}: an array must list its choices in items.enum or anyOf")
-        options, titles = _options(name, items)
+        options, titles, style = _options(name, items)
         if not options:
-            raise QuestionRefused(f"field {name!r}: only arrays of enum values are asked, not {items!r:.60}")
+            keys = ", ".join(str(key)[:20] for key in list(items)[:5])
+            raise QuestionRefused(
+                f"field {name!r}: only arrays of enum values are asked, not items with {keys}"
+            )
         multiple, kind = True, "string"
-    elif kind == "string" and ("enum" in prop or "oneOf" in prop):
-        options, titles = _options(name, prop)
+    elif kind == "string" and ("enum" in prop or "oneOf" in prop or "anyOf" in prop):
+        options, titles, style = _options(name, prop)
     if kind not in _TYPES:
         shown = _cut(repr(kind), 40)
         raise QuestionRefused(
@@ -250,6 +261,7 @@ def _field(name: Any, prop: Any, required: bool) -> FieldSpec:
         required=required,
         options=options,
         option_titles=titles,
+        option_style=style,
         multiple=multiple,
         minimum=_number(prop.get("minimum")),
         maximum=_number(prop.get("maximum")),
@@ -265,18 +277,21 @@ def _field(name: Any, prop: Any, required: bool) -> FieldSpec:
     return spec
 
 
-def _options(name: str, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """An enum's values and their titles (``enum`` + ``enumNames``, or ``oneOf``/``anyOf`` of consts)."""
+def _options(name: str, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], OptionStyle]:
+    """An enum's values, their titles and the style (``enum`` [+ ``enumNames``], ``oneOf``/``anyOf``)."""
     values: list[str] = []
     titles: list[str] = []
+    style: OptionStyle = "enum"
     if isinstance(schema.get("enum"), list):
         values = list(schema["enum"])
         names = schema.get("enumNames")
-        titles = list(names) if isinstance(names, list) and len(names) == len(values) else []
+        if isinstance(names, list) and len(names) == len(values):
+            titles, style = [_text(n) for n in names], "enumNames"
     else:
         for key in ("oneOf", "anyOf"):
             choices = schema.get(key)
             if isinstance(choices, list):
+                style = "oneOf" if key == "oneOf" else "anyOf"
                 for choice in choices:
                     if isinstance(choice, Mapping) and "const" in choice:
                         values.append(choice["const"])
@@ -287,7 +302,7 @@ def _options(name: str, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tup
     for value in values:
         if not isinstance(value, str) or len(value) > 200 or not value.isprintable():
             raise QuestionRefused(f"field {name!r}: each choice must be a short printable string")
-    return tuple(values), tuple(_cut(t, 200) for t in titles) if titles else ()
+    return tuple(values), tuple(_cut(t, 200) for t in titles) if titles else (), style
 
 
 def clean_schema(question: Question) -> dict[str, Any]:
@@ -296,8 +311,7 @@ def clean_schema(question: Question) -> dict[str, Any]:
     for spec in question.fields:
         prop: dict[str, Any] = {"type": spec.type}
         if spec.options:
-            choice: dict[str, Any] = {"type": "string", "enum": list(spec.options)}
-            prop = {"type": "array", "items": choice} if spec.multiple else choice
+            prop = _choices(spec)
         for key, value in (
             ("title", spec.title or None),
             ("description", spec.description or None),
@@ -316,6 +330,21 @@ def clean_schema(question: Question) -> dict[str, Any]:
         properties[spec.name] = prop
     required = [spec.name for spec in question.fields if spec.required]
     return {"type": "object", "properties": properties, **({"required": required} if required else {})}
+
+
+def _choices(spec: FieldSpec) -> dict[str, Any]:
+    """A choice field's schema in the style the server wrote it (SEP-1330: enum, enumNames, oneOf, anyOf)."""
+    choice: dict[str, Any] = {"type": "string", "enum": list(spec.options)}
+    titles = spec.option_titles or spec.options
+    if spec.option_style == "enumNames":
+        choice["enumNames"] = list(titles)
+    elif spec.option_style in ("oneOf", "anyOf"):
+        listed = [{"const": v, "title": t or v} for v, t in zip(spec.options, titles, strict=True)]
+        choice = {"type": "string", spec.option_style: listed}
+    if not spec.multiple:
+        return choice
+    items = {key: value for key, value in choice.items() if key != "type"} if "enum" not in choice else choice
+    return {"type": "array", "items": items}
 
 
 def fill_defaults(question: Question, content: Mapping[str, Any]) -> dict[str, Any]:

@@ -86,7 +86,11 @@ def test_the_clean_schema_keeps_only_what_was_read() -> None:
     schema = clean_schema(parse_question("s", hostile))
     assert schema["properties"]["seats"] == {"type": "integer", "minimum": 1.0, "maximum": 50.0, "default": 5}
     assert len(schema["properties"]["email"]["description"]) < 2100
-    assert schema["properties"]["plan"] == {"type": "string", "enum": ["free", "pro"]}
+    plan = [
+        {"const": "free", "title": "Free"},
+        {"const": "pro", "title": "pro"},
+    ]  # an untitled one: its value
+    assert schema["properties"]["plan"] == {"type": "string", "oneOf": plan}
     assert schema["required"] == ["plan"]
 
 
@@ -195,3 +199,24 @@ def test_a_server_s_message_cannot_pass_for_codemode_s_own_lines() -> None:
         "s", {"mode": "url", "message": "sign in", "url": "https://\u0430pple.example/login"}
     )
     assert "(it goes to xn--pple-43d.example;" in url_prompt(idn)
+
+
+def test_choices_are_forwarded_in_the_style_the_server_wrote_them() -> None:
+    """SEP-1330: untitled enum, titled oneOf, legacy enumNames, untitled and titled multi-select."""
+    titled = [{"const": "v1", "title": "First"}, {"const": "v2", "title": "Second"}]
+    properties = {
+        "untitled": {"type": "string", "enum": ["a", "b"]},
+        "titled": {"type": "string", "oneOf": titled},
+        "legacy": {"type": "string", "enum": ["o1", "o2"], "enumNames": ["One", "Two"]},
+        "multi": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        "titledMulti": {"type": "array", "items": {"anyOf": titled}},
+        "badNames": {"type": "string", "enum": ["x"], "enumNames": [7]},
+    }
+    schema = clean_schema(parse_question("s", {"message": "", "requestedSchema": {"properties": properties}}))
+    forwarded = schema["properties"]
+    assert forwarded["untitled"] == {"type": "string", "enum": ["a", "b"]}
+    assert forwarded["titled"] == {"type": "string", "oneOf": titled}
+    assert forwarded["legacy"] == {"type": "string", "enum": ["o1", "o2"], "enumNames": ["One", "Two"]}
+    assert forwarded["multi"] == {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}
+    assert forwarded["titledMulti"] == {"type": "array", "items": {"anyOf": titled}}
+    assert forwarded["badNames"] == {"type": "string", "enum": ["x"], "enumNames": [""]}
