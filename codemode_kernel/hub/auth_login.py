@@ -94,7 +94,9 @@ async def login(
             inner = _first_server_error(exc)
             if inner is not None:
                 raise inner from None
-            raise ServerError(describe_failure(exc), server=server.name) from None
+            reason = describe_failure(exc)
+            message = f"could not sign in at {server.url} ({reason}); check that it runs and the url is right"
+            raise ServerError(message, server=server.name) from None
         ready = time.perf_counter()
     seconds = ready - sign_in.opened_at if sign_in.opened_at is not None else None
     assert server.url is not None
