@@ -25,6 +25,7 @@ import pytest
 
 from codemode_kernel import Toolbox
 from codemode_kernel.approvals import PERSONS_OWN_CALL
+from codemode_kernel.config import ServerConfig
 from codemode_kernel.errors import ServerError
 from codemode_kernel.hub.auth_login import login
 from codemode_kernel.hub.auth_signin import OPEN_ENV
@@ -174,6 +175,26 @@ def test_a_refresh_the_server_refuses_asks_for_a_sign_in_again(
             )
     (stored,) = token_files(home)
     assert "tokens" not in json.loads(stored.read_text())  # forgotten; the registration stays
+
+
+def test_a_token_that_expired_while_nothing_ran_is_refreshed_before_the_first_request(
+    oauth_server: OAuthServer, tmp_path: Path, browser: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    server = ServerConfig(name="secure", url=oauth_server.url)
+    assert asyncio.run(login(server, announce=lambda _: None)).signed_in
+    (stored,) = sorted((tmp_path / "config" / "codemode" / "oauth").glob("*.json"))
+    record = json.loads(stored.read_text())
+    record["expiresAt"] = time.time() - 60  # an hour went by: the stored expiry says so
+    stored.write_text(json.dumps(record))
+    before = oauth_server.control("stats")
+    with Toolbox.from_config(write_config(tmp_path, {"secure": {"url": oauth_server.url}})) as tb:
+        assert [s.state for s in tb.status()] == ["ready"]
+    after = oauth_server.control("stats")
+    # Refreshed at the token endpoint found at sign-in (kept in the file), without a sign-in.
+    assert after["refreshes"] == before["refreshes"] + 1
+    assert after["authorizations"] == before["authorizations"]
+    assert json.loads(stored.read_text())["expiresAt"] > time.time() + 3000
 
 
 def test_an_sse_server_signs_in_too(tmp_path: Path, browser: None, monkeypatch: pytest.MonkeyPatch) -> None:
