@@ -7,7 +7,7 @@ unnoticed until a program or a view missed it.
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from codemode_kernel.artifacts import Artifact
 from codemode_kernel.calllog import CallRecord, ToolCallRecord
@@ -23,4 +23,7 @@ def test_artifact_metadata_has_the_fields_of_an_artifact() -> None:
 def test_a_tool_call_record_has_the_fields_of_a_call_record() -> None:
     assert set(ToolCallRecord.__annotations__) == {f.name for f in fields(CallRecord)}
     record = CallRecord("c1", "weather", "get_weather", {"city": "Oslo"}, 1.0)
-    assert set(record.to_json()) == set(ToolCallRecord.__annotations__)
+    # ``asked`` is left out when the server asked nothing: records stay as saved notebooks hold them.
+    assert set(record.to_json()) == set(ToolCallRecord.__annotations__) - {"asked"}
+    asked = replace(record, asked=({"kind": "elicitation"},))
+    assert set(asked.to_json()) == set(ToolCallRecord.__annotations__)
