@@ -63,6 +63,7 @@ SCENARIOS = [
     # ... whose questions serve forwards to its own client:
     "tools-call-elicitation",
     "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
 ]
 """The suite's server scenarios that test serve's own behaviour: every check must pass."""
 
@@ -83,11 +84,6 @@ PASSTHROUGH_TOOLS = [
 LEFT_OUT = {
     "tools-call-with-logging": (
         "serve does not forward an upstream server's log messages (notifications/message) to its client"
-    ),
-    "elicitation-sep1330-enums": (
-        "serve forwards the question, but as codemode read it (elicitation.clean_schema): option titles "
-        "(oneOf/anyOf const+title, enumNames) become plain enums, so 3 of its 5 checks fail (the untitled "
-        "single and multi selects pass)"
     ),
     "tools-call-sampling": (
         "the tool asks the client for a completion (sampling/createMessage): serve does not forward it, "
