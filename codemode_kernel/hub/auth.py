@@ -83,6 +83,7 @@ class ServerOAuth(OAuthClientProvider):
         self.store = store
         self.sign_in = sign_in
         self._refreshing = False
+        self._refresh_used: str | None = None
         metadata = OAuthClientMetadata(
             redirect_uris=[sign_in.redirect_uri if sign_in else PLACEHOLDER_REDIRECT],  # type: ignore[list-item]
             client_name="codemode",
@@ -173,13 +174,29 @@ class ServerOAuth(OAuthClientProvider):
             context.protected_resource_metadata, context.oauth_metadata, context.auth_server_url
         )
 
+    async def _refresh_token(self) -> httpx2.Request:
+        tokens = self.context.current_tokens
+        self._refresh_used = tokens.refresh_token if tokens else None
+        return await super()._refresh_token()
+
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         renewed = await super()._handle_refresh_response(response)
-        if not renewed and response.status_code in (400, 401):
+        if renewed:
+            if self.context.current_tokens is not None:
+                self.context.token_expiry_time = calculate_token_expiry(
+                    self.context.current_tokens.expires_in
+                )
+            return True
+        newer = await self.store.get_tokens()
+        if newer is not None and newer.refresh_token != self._refresh_used:
+            # Another process (a kernel, a terminal) refreshed at the same time, and the server rotated
+            # the refresh token: theirs are the live ones.
+            self.context.current_tokens = newer
+            self.context.token_expiry_time = self.store.expires_at()
+            return True
+        if response.status_code in (400, 401):
             self.store.forget_tokens()  # invalid_grant: the refresh token is dead, never try it again
-        elif renewed and self.context.current_tokens is not None:
-            self.context.token_expiry_time = calculate_token_expiry(self.context.current_tokens.expires_in)
-        return renewed
+        return False
 
     def _fit_configured_client(self) -> None:
         """A client registered ahead authenticates at the token endpoint as the server says it accepts."""

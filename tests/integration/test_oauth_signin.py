@@ -197,6 +197,24 @@ def test_a_token_that_expired_while_nothing_ran_is_refreshed_before_the_first_re
     assert json.loads(stored.read_text())["expiresAt"] > time.time() + 3000
 
 
+def test_tokens_another_process_renewed_are_picked_up_not_refreshed_again(
+    oauth_server: OAuthServer, tmp_path: Path, browser: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert asyncio.run(
+        login(ServerConfig(name="secure", url=oauth_server.url), announce=lambda _: None)
+    ).tools
+    config = write_config(tmp_path, {"secure": {"url": oauth_server.url}})
+    with Toolbox.from_config(config) as kernel:  # holds the tokens in memory
+        oauth_server.control("expire")
+        before = oauth_server.control("stats")
+        with Toolbox.from_config(config) as terminal:  # refreshes: the server rotates the refresh token
+            assert [s.state for s in terminal.status()] == ["ready"]
+        answer = kernel.hub.call("secure", "echo", {"text": "still here"}, approval=PERSONS_OWN_CALL)
+        assert answer["content"][0]["text"] == "still here"
+    assert oauth_server.control("stats")["refreshes"] == before["refreshes"] + 1  # the terminal's only
+
+
 def test_an_sse_server_signs_in_too(tmp_path: Path, browser: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     server = OAuthServer("sse")
