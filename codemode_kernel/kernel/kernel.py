@@ -68,7 +68,9 @@ class CodeModeKernel(IPythonKernel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]
-        install_notebook_imports(lambda: self.shell.user_ns)
+        shell = self.shell
+        assert shell is not None  # ipykernel made it in super().__init__
+        install_notebook_imports(lambda: shell.user_ns)
         self.codemode_tools = attach(self.shell, close_at_exit=False, admin=self.codemode_admin())
         self.codemode_state = _state_file(self)
 

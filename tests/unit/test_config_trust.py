@@ -67,7 +67,7 @@ def test_editing_makes_it_untrusted_again(tmp_path: Path, user: Path) -> None:
 
 
 def test_a_remote_server_in_a_project_file_needs_trust(tmp_path: Path, user: Path) -> None:
-    """The file decides where the hub connects, and what it sends: as much the user's decision as a command."""
+    """The file decides where the hub connects and what it sends: as much the user's decision as a command."""
     path = write(tmp_path / ".mcp.json", {"mcpServers": {"r": {"url": "https://h.example/mcp"}}})
     with pytest.raises(UntrustedConfigError, match='it would connect to remote servers \\("r"\\)'):
         load(tmp_path, user)

@@ -204,5 +204,5 @@ def test_a_harmless_file_that_takes_another_configs_place_needs_trust(tmp_path: 
     write(user / "config.json", {"mcpServers": {}})
     planted = write(tmp_path / "codemode.json", {"defaults": {"codeMode": {"timeout": 60}}})
     (tmp_path / ".mcp.json").unlink()
-    with pytest.raises(UntrustedConfigError, match="it would be used instead of .*config.json"):
+    with pytest.raises(UntrustedConfigError, match=r"it would be used instead of .*config\.json"):
         load(tmp_path, user)
