@@ -277,7 +277,8 @@ def _cmd_tools(args: argparse.Namespace) -> int:
         else:
             print(toolbox.stubs(imports=not args.no_header))
         for status in failed:
-            print(f"# server {status.name!r} failed: {status.error}")
+            what = "" if status.state == "signin" else " failed"  # its error says what to do
+            print(f"# server {status.name!r}{what}: {status.error}")
             if status.log_path:
                 print(f"#   stderr log: {status.log_path}")
     return EXIT_PROBLEMS if failed else EXIT_OK
