@@ -31,7 +31,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from mcp.shared.auth_utils import calculate_token_expiry
 
 from ..config import OAuthSettings, ServerConfig
-from ..errors import SignInRequired
+from ..errors import SignInFailed, SignInRequired
 from .auth_store import TokenStore
 
 __all__ = ["ServerOAuth", "SignIn", "login_hint", "server_oauth"]
@@ -272,11 +272,11 @@ def _covers(granted: str | None, wanted: str | None) -> bool:
 
 
 class _QuietSignIn(logging.Filter):
-    """The SDK logs every error of its flow with a traceback; a sign-in that is needed is no error."""
+    """The SDK logs every error of its flow with a traceback; ours are reported, in a line, by the caller."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, SignInRequired)
+        return not isinstance(exc, (SignInRequired, SignInFailed))  # ours: the caller reports them
 
 
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignIn())

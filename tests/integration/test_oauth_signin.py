@@ -264,3 +264,18 @@ def test_a_server_waiting_for_sign_in_delays_no_other(
     # One HTTP round trip (about 20 ms here); the bound is the noise of starting a process on this machine.
     assert settled < 0.5
     assert beside < alone + 0.5
+
+
+def test_a_sign_in_nobody_finishes_ends_in_a_line_that_says_so(
+    oauth_server: OAuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(OPEN_ENV, "true")  # a browser that opens nothing
+    config = str(write_config(tmp_path, {"secure": {"url": oauth_server.url}}))
+    done = codemode("login", "secure", "--timeout", "1", "--config", config, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.endswith(
+        "codemode: server 'secure': no sign-in came back within 1 s; run `codemode login secure` again\n"
+    )
+    assert "Traceback" not in done.stderr
+    # The registration made on the way is kept (the next login reuses it); no tokens.
+    assert all("tokens" not in json.loads(f.read_text()) for f in token_files(tmp_path / "home"))
