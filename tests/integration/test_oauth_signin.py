@@ -279,3 +279,21 @@ def test_a_sign_in_nobody_finishes_ends_in_a_line_that_says_so(
     assert "Traceback" not in done.stderr
     # The registration made on the way is kept (the next login reuses it); no tokens.
     assert all("tokens" not in json.loads(f.read_text()) for f in token_files(tmp_path / "home"))
+
+
+def test_tokens_revoked_while_the_hub_runs_fail_the_next_call_with_the_command(
+    oauth_server: OAuthServer, tmp_path: Path, browser: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert asyncio.run(
+        login(ServerConfig(name="secure", url=oauth_server.url), announce=lambda _: None)
+    ).tools
+    with Toolbox.from_config(write_config(tmp_path, {"secure": {"url": oauth_server.url}})) as tb:
+        assert [s.state for s in tb.status()] == ["ready"]
+        oauth_server.control("revoke")  # mid-session: the refresh is refused too
+        started = time.perf_counter()
+        with pytest.raises(ServerError, match=r"run `codemode login secure`$"):
+            tb.hub.call("secure", "echo", {"text": "x"}, approval=PERSONS_OWN_CALL)
+        assert time.perf_counter() - started < 5  # at once, not after a timeout
+        (status,) = tb.status()
+        assert status.state == "signin"
