@@ -69,15 +69,27 @@ def _run(folder: Path, model_url: str, codes: list[str], elicit: Client_ | None)
     return records
 
 
+@pytest.fixture(scope="module")
+def answered(
+    tmp_path_factory: pytest.TempPathFactory, model: ScriptedModelServer
+) -> tuple[Client_, list[dict[str, Any]]]:
+    """One serve session: a program whose server asks a form, then one whose server asks for sampling."""
+    host = Client_(
+        ElicitResult(action="accept", content={"guests": 3, "seating": "terrace"}),
+        ElicitResult(action="accept", content={"decision": "allow once"}),
+    )
+    codes = [BOOK, 'summarize(text="a long story")']
+    return host, _run(tmp_path_factory.mktemp("serve-asking"), model.base_url, codes, host)
+
+
 def test_the_question_is_forwarded_and_the_answer_gets_its_defaults(
-    tmp_path: Path, model: ScriptedModelServer
+    answered: tuple[Client_, list[dict[str, Any]]],
 ) -> None:
-    host = Client_(ElicitResult(action="accept", content={"guests": 3, "seating": "terrace"}))
-    (record,) = _run(tmp_path, model.base_url, [BOOK], host)
+    host, (record, _) = answered
     assert record["status"] == "ok", record["error"]
     content = {"guests": 3, "seating": "terrace", "date": "2026-12-24", "vegetarian": False}
     assert record["value"]["data"] == {"action": "accept", "content": content}
-    (asked,) = host.asked
+    asked = host.asked[0]
     assert asked.message == (
         "The MCP server 'asking/book_table' (used by codemode) asks: "
         "Booking at Chez Nous: when, and for how many?"
@@ -95,12 +107,11 @@ def test_the_question_is_forwarded_and_the_answer_gets_its_defaults(
 
 
 def test_sampling_is_allowed_by_the_client_and_answered_by_the_model(
-    tmp_path: Path, model: ScriptedModelServer
+    answered: tuple[Client_, list[dict[str, Any]]],
 ) -> None:
-    host = Client_(ElicitResult(action="accept", content={"decision": "allow once"}))
-    (record,) = _run(tmp_path, model.base_url, ['summarize(text="a long story")'], host)
+    host, (_, record) = answered
     assert record["value"]["data"] == {"text": "In short.", "model": "scripted"}, record
-    (approval,) = host.asked
+    approval = host.asked[1]
     assert "asking/sampling/createMessage" in approval.message
     (call,) = record["tool_calls"]
     assert call["asked"][0]["allowed"] == {"by": "the client", "scope": "once"}
