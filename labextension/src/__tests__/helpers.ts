@@ -5,6 +5,7 @@
 
 import { ITraceHooks, TraceView } from '../trace';
 import approval from './fixtures/approval.json';
+import asked from './fixtures/asked.json';
 import artifactResult from './fixtures/artifact_result.json';
 import error from './fixtures/error.json';
 import invalidArguments from './fixtures/invalid_arguments.json';
@@ -24,6 +25,7 @@ export interface IFixture {
 
 const FIXTURES: Record<string, IFixture> = {
   approval,
+  asked,
   artifact_result: artifactResult,
   error,
   invalid_arguments: invalidArguments,

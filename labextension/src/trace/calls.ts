@@ -31,6 +31,7 @@ import {
   approvalCategory,
   approvalText,
   argumentsSummary,
+  askedText,
   progressText,
   progressValue,
   progressWords
@@ -446,7 +447,8 @@ export class CallList {
       call.error,
       call.warnings.length,
       call.artifactId,
-      call.approval ? approvalText(call.approval) : ''
+      call.approval ? approvalText(call.approval) : '',
+      call.asked.length
     ].join('|');
   }
 
@@ -478,6 +480,15 @@ export class CallList {
       const line = h('div', `approval approval-${approvalCategory(call.approval)}`);
       appendMarked(line, approvalText(call.approval));
       node.appendChild(line);
+    }
+    // What the server asked during the call (a question to the person, a model completion) and the answer.
+    for (const entry of call.asked.slice(0, 10)) {
+      const text = askedText(entry);
+      if (text) {
+        const line = h('div', 'muted call-asked');
+        appendMarked(line, `asked: ${text}`);
+        node.appendChild(line);
+      }
     }
 
     node.appendChild(h('div', 'label', 'arguments'));

@@ -41,6 +41,62 @@ export function approvalText(approval: IApproval): string {
   return clip(`${decision}${who}${reason ? `: ${reason}` : ''}`, APPROVAL_CHARS);
 }
 
+const ASKED_CHARS = 300;
+
+/** JSON as Python's json.dumps writes it (`{"a": 1, "b": [2, 3]}`), so the line reads as the kernel's. */
+function spacedJson(value: unknown): string {
+  if (Array.isArray(value)) {
+    return `[${value.map(spacedJson).join(', ')}]`;
+  }
+  const obj = asObject(value);
+  if (obj) {
+    return `{${Object.entries(obj)
+      .map(([key, item]) => `${JSON.stringify(key)}: ${spacedJson(item)}`)
+      .join(', ')}}`;
+  }
+  return toJson(value);
+}
+
+/**
+ * One question a server asked during a call and its answer, on one line, as the kernel's text view says it
+ * (codemode_kernel/views/asked.py): `"Booking at ...?" -> accept by the user: {...}`, `to open URL (...) ->
+ * decline (nobody could be asked)`, `the model (sampling) allowed by the user -> 10 characters from m`.
+ * The record may be edited by hand: every field is optional. "" for an entry of an unknown kind.
+ */
+export function askedText(entry: Record<string, unknown>): string {
+  const part = (key: string): Record<string, unknown> => asObject(entry[key]) ?? {};
+  const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+  const short = (value: unknown): string => clip(text(value).split(/\s+/).filter(Boolean).join(' '), 120);
+  if (entry.kind === 'sampling') {
+    if (entry.refused) {
+      return clip(`the model (sampling), refused: ${text(entry.refused)}`, ASKED_CHARS);
+    }
+    const allowed = part('allowed');
+    const answer = part('answer');
+    const by = text(allowed.by) ? ` allowed by ${text(allowed.by)}` : '';
+    const chars = typeof answer.chars === 'number' ? answer.chars : '?';
+    const model = text(answer.model) || '?';
+    return clip(`the model (sampling)${by} -> ${chars} characters from ${model}`, ASKED_CHARS);
+  }
+  if (entry.kind !== 'elicitation') {
+    return '';
+  }
+  if (entry.refused) {
+    return clip(`a question that was refused: ${text(entry.refused)}`, ASKED_CHARS);
+  }
+  const question = part('question');
+  const answer = part('answer');
+  const what =
+    question.mode === 'url'
+      ? `to open ${text(question.url)} (${short(question.message)})`
+      : JSON.stringify(short(question.message));
+  const by = text(answer.by);
+  const who = by === 'nobody' ? ' (nobody could be asked)' : by ? ` by ${by}` : '';
+  const content = asObject(answer.content);
+  const shown = content && Object.keys(content).length ? `: ${spacedJson(content)}` : '';
+  return clip(`${what} -> ${text(answer.action) || '?'}${who}${shown}`, ASKED_CHARS);
+}
+
 /** The colour class of an approval: amber when allowed, red for a denial (or anything else). */
 export function approvalCategory(approval: IApproval): 'allowed' | 'denied' {
   return approval.decision === 'allowed' ? 'allowed' : 'denied';

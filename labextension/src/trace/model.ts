@@ -54,6 +54,8 @@ export interface ICall {
   /** Null when the call needed no approval. */
   approval: IApproval | null;
   progress: IProgress | null;
+  /** What the server asked during the call (elicitation, sampling), as objects; empty when nothing. */
+  asked: Record<string, unknown>[];
   durationMs: number | null;
   id: string;
   artifactId: string;
@@ -182,6 +184,9 @@ function parseCall(value: unknown, meta: unknown, index: number): ICall {
     warnings: asList(call.warnings).map(asText),
     approval: parseApproval(call.approval),
     progress: parseProgress(call.progress),
+    asked: asList(call.asked)
+      .map(asObject)
+      .filter((entry): entry is Record<string, unknown> => entry !== null),
     durationMs: asNumber(extra.duration_ms),
     id,
     artifactId: asText(extra.artifact_id),
