@@ -66,7 +66,7 @@ def logins(server: ServerConfig, count: int) -> list[float]:
     out = []
     for _ in range(count):
         result = asyncio.run(login(server, announce=lambda _: None))
-        assert result.seconds is not None and result.tools == 2
+        assert result.seconds is not None and result.tools == 3
         out.append(result.seconds * 1000)
     return out
 

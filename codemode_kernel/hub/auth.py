@@ -20,6 +20,7 @@ What this module adds:
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import AsyncGenerator
@@ -112,18 +113,48 @@ class ServerOAuth(OAuthClientProvider):
             while True:
                 response = yield outgoing
                 if outgoing is request and self.sign_in is None and self._needs_person(response):
+                    if response.status_code == 403:
+                        self._remember_step_up(response)
                     raise SignInRequired(self._why_sign_in(response), server=self.server)
                 outgoing = await flow.asend(response)
+                if self.sign_in is not None and outgoing is not request and outgoing.method == "POST":
+                    outgoing = self._widen_registration(outgoing)
         except StopAsyncIteration:
             return
         finally:
             await flow.aclose()
+
+    def _widen_registration(self, outgoing: httpx2.Request) -> httpx2.Request:
+        """A dynamic registration also asks for the scopes an earlier step-up wanted.
+
+        The SDK registers with the scope of this 401's challenge; an authorization server that holds a
+        client to its registered scopes would refuse the wider sign-in that follows.
+        """
+        wanted = self.store.wanted_scope()
+        if not wanted or not outgoing.headers.get("content-type", "").startswith("application/json"):
+            return outgoing
+        try:
+            body = json.loads(outgoing.content)
+        except ValueError:
+            return outgoing
+        if not isinstance(body, dict) or "redirect_uris" not in body:
+            return outgoing  # not a registration
+        body["scope"] = _union(body.get("scope"), wanted)
+        return httpx2.Request("POST", outgoing.url, json=body, headers={"Content-Type": "application/json"})
 
     def _needs_person(self, response: httpx2.Response) -> bool:
         """Whether only a new sign-in can answer this response (nobody here to give it)."""
         if response.status_code == 401:
             return not self.context.can_refresh_token()
         return response.status_code == 403 and _www_auth_error(response) == "insufficient_scope"
+
+    def _remember_step_up(self, response: httpx2.Response) -> None:
+        """Keep the scopes a step-up asked for, so that the next ``codemode login`` asks for them too."""
+        tokens = self.context.current_tokens
+        granted = (tokens.scope if tokens else None) or self.context.client_metadata.scope
+        wanted = _union(granted, [*self.store.wanted_scope(), *_safe_scope(response).split()])
+        if wanted:
+            self.store.want_scope(wanted)
 
     def _why_sign_in(self, response: httpx2.Response) -> str:
         fix = login_hint(self.server)
@@ -148,15 +179,17 @@ class ServerOAuth(OAuthClientProvider):
     async def _perform_authorization(self) -> httpx2.Request:
         """After discovery: refresh where a refresh will do, else the person signs in (or is told to)."""
         self._fit_configured_client()
-        wanted = _union(self.context.client_metadata.scope, self.settings.scopes)
-        self.context.client_metadata.scope = wanted
+        needed = _union(self.context.client_metadata.scope, self.settings.scopes)
+        self.context.client_metadata.scope = needed
         granted = self.context.current_tokens.scope if self.context.current_tokens else None
-        if self.context.can_refresh_token() and _covers(granted, wanted):
+        if self.context.can_refresh_token() and _covers(granted, needed):
             self._refreshing = True  # a refused refresh forgets the tokens: the next start signs in
             return await self._refresh_token()
         if self.sign_in is None:
             reason = f"needs sign-in (OAuth): {login_hint(self.server)}"
             raise SignInRequired(reason, server=self.server)
+        # A new sign-in also asks for what an earlier step-up wanted when nobody could sign in.
+        self.context.client_metadata.scope = _union(needed, self.store.wanted_scope())
         return await super()._perform_authorization()
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:

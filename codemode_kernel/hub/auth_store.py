@@ -114,10 +114,12 @@ class TokenStore:
             client = OAuthClientInformationFull.model_validate(data)
         except ValidationError:
             return None
-        if self._redirect_uri is not None and self._redirect_uri not in {
-            str(u) for u in client.redirect_uris or ()
-        }:
-            return None
+        if self._redirect_uri is not None:  # a sign-in: the registration must fit it
+            if self._redirect_uri not in {str(u) for u in client.redirect_uris or ()}:
+                return None
+            wanted = set(self.wanted_scope())
+            if client.scope is not None and not wanted <= set(client.scope.split()):
+                return None  # registered for fewer scopes than a step-up asked for: register again
         return client
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
@@ -162,6 +164,17 @@ class TokenStore:
             return None, None, None
         url = found.get("authorizationServerUrl")
         return resource, server, url if isinstance(url, str) else None
+
+    def wanted_scope(self) -> list[str]:
+        """Scopes a server asked for beyond what was granted (a step-up nobody could sign in for)."""
+        value = self._read().get("wantedScope")
+        return value.split() if isinstance(value, str) else []
+
+    def want_scope(self, scope: str) -> None:
+        """Remember scopes to ask for at the next sign-in (``codemode login`` then asks for them)."""
+        record = self._read()
+        record["wantedScope"] = scope
+        self._write(record)
 
     def has_tokens(self) -> bool:
         """Whether a sign-in is stored (an access or refresh token for the current client)."""

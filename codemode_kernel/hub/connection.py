@@ -96,6 +96,8 @@ class ServerConnection:
         self._closing = False
         self._refreshing: asyncio.Task[None] | None = None
         self._refresh_again = False
+        self._sign_in_lost: dict[int, str] = {}
+        """Per generation: why a ready connection ended wanting a sign-in (what its lost calls say)."""
 
     @property
     def tools(self) -> list[ToolSpec]:
@@ -188,6 +190,9 @@ class ServerConnection:
                 raise
             lost = exc
         await self._restart_once(generation, lost, left())
+        if (reason := self._sign_in_lost.pop(generation, None)) is not None:
+            # Ended by the server's auth (a step-up nobody could sign in for): say so, never repeat it.
+            raise ServerError(reason, server=self.name) from lost
         if not reconnect.session_lost(self.config, lost) and not reconnect.safe_to_repeat(self.tool(tool)):
             message = reconnect.maybe_ran_message(self.config, tool)
             raise ServerError(message, server=self.name, log_path=self.log_path_str()) from lost
@@ -397,6 +402,7 @@ class ServerConnection:
 
     async def _own(self) -> None:
         """The owner task: enter the client, list tools, hold the connection until told to stop."""
+        generation = self._generation
         sign_in = None
         try:
             sign_in = self._sign_in()
@@ -422,6 +428,8 @@ class ServerConnection:
         except BaseException as exc:  # ExceptionGroup from the transport's task group included
             self._fail(describe_failure(exc))
             if needs_sign_in(exc):
+                if self._client is not None:  # it was ready: a call's request ended it
+                    self._sign_in_lost[generation] = self.error or "needs sign-in"
                 self.state = "signin"
                 if self._generation == 1:  # said once, at the first start (run's and serve's stderr)
                     log.warning("server %r: %s", self.name, self.error)

@@ -105,7 +105,7 @@ def test_sign_in_then_tools_then_refresh_then_sign_out(
 
     signed = codemode("login", "secure", "--config", config, cwd=tmp_path)
     assert signed.returncode == 0, signed.stderr
-    assert signed.stdout.startswith("signed in to secure: 2 tools ready in "), signed.stdout
+    assert signed.stdout.startswith("signed in to secure: 3 tools ready in "), signed.stdout
     assert f"Sign in to secure: {oauth_server.base}/authorize?" in signed.stderr
     (stored,) = token_files(tmp_path / "home")
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
@@ -157,7 +157,7 @@ def test_a_refresh_the_server_refuses_asks_for_a_sign_in_again(
         assert {s.name: s.state for s in tb.status()} == {"secure": "signin"}
         # Signed in from elsewhere (another terminal) while this hub runs: reconnecting uses the tokens.
         done = asyncio.run(login(tb.config.servers["secure"], announce=lambda _: None))
-        assert done.signed_in and done.tools == 2 and done.seconds is not None
+        assert done.signed_in and done.tools == 3 and done.seconds is not None
         assert tb.hub.reconnect("secure").state == "ready"
         assert tb.hub.call("secure", "whoami", {}, approval=PERSONS_OWN_CALL)["structuredContent"][
             "scopes"
@@ -227,7 +227,7 @@ def test_an_sse_server_signs_in_too(tmp_path: Path, browser: None, monkeypatch: 
                 "needs sign-in (OAuth): run `codemode login legacy`",
             )
             done = asyncio.run(login(tb.config.servers["legacy"], announce=lambda _: None))
-            assert done.signed_in and done.tools == 2
+            assert done.signed_in and done.tools == 3
             assert tb.hub.reconnect("legacy").state == "ready"
             answer = tb.hub.call("legacy", "echo", {"text": "over sse"}, approval=PERSONS_OWN_CALL)
             assert answer["content"][0]["text"] == "over sse"
@@ -297,3 +297,35 @@ def test_tokens_revoked_while_the_hub_runs_fail_the_next_call_with_the_command(
         assert time.perf_counter() - started < 5  # at once, not after a timeout
         (status,) = tb.status()
         assert status.state == "signin"
+
+
+def test_a_step_up_nobody_could_sign_in_for_is_asked_for_at_the_next_login(
+    oauth_server: OAuthServer, tmp_path: Path, browser: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    server = ServerConfig(name="secure", url=oauth_server.url)
+    assert asyncio.run(login(server, announce=lambda _: None)).tools == 3
+    config = write_config(tmp_path, {"secure": {"url": oauth_server.url}})
+    with Toolbox.from_config(config) as tb:
+        with pytest.raises(ServerError) as refused:
+            tb.hub.call("secure", "admin", {}, approval=PERSONS_OWN_CALL)
+        assert str(refused.value) == (
+            "server 'secure': needs more permission (scope tools admin): sign in again, "
+            "run `codemode login secure`"
+        )
+        # The rest still works: the connection was made again with the tokens it has.
+        assert (
+            tb.hub.call("secure", "echo", {"text": "x"}, approval=PERSONS_OWN_CALL)["content"][0]["text"]
+            == "x"
+        )
+    # The next login asks for what the step-up wanted (and registers again for it).
+    assert asyncio.run(login(server, announce=lambda _: None)).tools == 3
+    with Toolbox.from_config(config) as tb:
+        assert tb.hub.call("secure", "whoami", {}, approval=PERSONS_OWN_CALL)["structuredContent"][
+            "scopes"
+        ] == [
+            "tools",
+            "admin",
+        ]
+        answer = tb.hub.call("secure", "admin", {}, approval=PERSONS_OWN_CALL)
+        assert answer["content"][0]["text"] == "admin done"

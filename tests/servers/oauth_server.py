@@ -11,16 +11,20 @@ Test controls (plain HTTP, no token): ``POST /test/expire`` makes every access t
 (what the server's clock would do); ``POST /test/revoke`` also drops every refresh token; ``GET
 /test/stats`` counts registrations, authorizations, code exchanges and refreshes.
 
-Tools: ``echo(text)`` and ``whoami()`` (the client id and scopes of the token the call came with).
+Tools: ``echo(text)``, ``whoami()`` (the client id and scopes of the token the call came with) and
+``admin()``, whose call needs the scope ``admin`` besides ``tools``: without it the server answers 403
+``insufficient_scope`` naming both (a step-up), as servers do for their sensitive tools.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import secrets
 import time
 from typing import Any
 
+import uvicorn
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
@@ -37,6 +41,49 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 SCOPE = "tools"
+ADMIN = "admin"
+
+
+class StepUp:
+    """ASGI middleware: a tools/call of ``admin`` without the ``admin`` scope is answered 403 (step-up)."""
+
+    def __init__(self, app: Any, provider: TestProvider, metadata_url: str) -> None:
+        self.app, self.provider, self.metadata_url = app, provider, metadata_url
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != "/mcp":
+            return await self.app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = {}
+        calls_admin = isinstance(request, dict) and request.get("method") == "tools/call"
+        calls_admin = calls_admin and (request.get("params") or {}).get("name") == ADMIN
+        if calls_admin and not self._granted(scope):
+            challenge = (
+                f'Bearer error="insufficient_scope", scope="{SCOPE} {ADMIN}", '
+                f'resource_metadata="{self.metadata_url}"'
+            )
+            headers = [(b"www-authenticate", challenge.encode()), (b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 403, "headers": headers})
+            await send({"type": "http.response.body", "body": b'{"error": "insufficient_scope"}'})
+            return None
+        replay = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def again() -> Any:
+            return replay.pop() if replay else await receive()
+
+        return await self.app(scope, again, send)
+
+    def _granted(self, scope: Any) -> bool:
+        header = dict(scope["headers"]).get(b"authorization", b"").decode()
+        token = self.provider.access.get(header.removeprefix("Bearer "))
+        return token is not None and ADMIN in token.scopes
 
 
 class TestProvider:
@@ -130,7 +177,7 @@ class TestProvider:
         )
 
 
-def build(port: int, token_ttl: int, endpoint: str = "/mcp") -> MCPServer:
+def build(port: int, token_ttl: int, endpoint: str = "/mcp") -> tuple[MCPServer, TestProvider]:
     """The server: MCP at ``endpoint``, the authorization server at the same origin."""
     provider = TestProvider(token_ttl)
     base = f"http://127.0.0.1:{port}"
@@ -141,7 +188,7 @@ def build(port: int, token_ttl: int, endpoint: str = "/mcp") -> MCPServer:
             issuer_url=base,  # type: ignore[arg-type]
             resource_server_url=f"{base}{endpoint}",  # type: ignore[arg-type]
             client_registration_options=ClientRegistrationOptions(
-                enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]
+                enabled=True, valid_scopes=[SCOPE, ADMIN], default_scopes=[SCOPE]
             ),
             required_scopes=[SCOPE],
             validate_token_resource=True,
@@ -159,6 +206,11 @@ def build(port: int, token_ttl: int, endpoint: str = "/mcp") -> MCPServer:
         token = get_access_token()
         return {"client_id": token.client_id if token else None, "scopes": token.scopes if token else []}
 
+    @server.tool()
+    def admin() -> str:
+        """A sensitive tool: its call needs the admin scope (the middleware asks for it)."""
+        return "admin done"
+
     @server.custom_route("/test/expire", methods=["POST"])
     async def expire(request: Request) -> Response:
         for token in provider.access.values():
@@ -175,7 +227,7 @@ def build(port: int, token_ttl: int, endpoint: str = "/mcp") -> MCPServer:
     async def stats(request: Request) -> Response:
         return JSONResponse(provider.stats)
 
-    return server
+    return server, provider
 
 
 def main() -> None:
@@ -185,10 +237,12 @@ def main() -> None:
     parser.add_argument("--transport", choices=["http", "sse"], default="http")
     args = parser.parse_args()
     if args.transport == "sse":
-        build(args.port, args.token_ttl, "/sse").run("sse", host="127.0.0.1", port=args.port)
-    else:
-        server = build(args.port, args.token_ttl)
-        server.run("streamable-http", host="127.0.0.1", port=args.port, streamable_http_path="/mcp")
+        build(args.port, args.token_ttl, "/sse")[0].run("sse", host="127.0.0.1", port=args.port)
+        return
+    server, provider = build(args.port, args.token_ttl)
+    metadata = f"http://127.0.0.1:{args.port}/.well-known/oauth-protected-resource/mcp"
+    app = StepUp(server.streamable_http_app(streamable_http_path="/mcp"), provider, metadata)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":
