@@ -28,7 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
 from ..approvals import ApprovalRequest, Decision
-from .elicit import ClientElicitor
+from .elicit import ClientElicitor, client_cannot_ask
 from .rounds import AskByRound
 
 __all__ = [
@@ -139,19 +139,7 @@ class ClientApprover:
 
     def cannot_ask(self) -> str | None:
         """Why this request's client cannot be asked a question, or None when it can."""
-        session = self._ctx.session
-        modern = session.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if modern and self._by_round is None:
-            return (
-                f"it speaks MCP {session.protocol_version}, where a server cannot ask in the middle of a call"
-            )
-        capabilities = session.client_capabilities
-        elicitation = capabilities.elicitation if capabilities is not None else None
-        if elicitation is None or (elicitation.form is None and elicitation.url is not None):
-            return "it did not declare MCP form elicitation"
-        if not modern and not session.can_send_request:
-            return "this response has no channel back to the client (HTTP in JSON response mode)"
-        return None
+        return client_cannot_ask(self._ctx, self._by_round, "form")
 
     async def _ask_by_round(self, request: ApprovalRequest) -> Decision:
         """Ask in a round of the client's own (2026-07-28, ``rounds.py``): the same form, the same choices."""

@@ -24,7 +24,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..elicitation import Answer, Question, clean_schema
 from .rounds import AskByRound
 
-__all__ = ["ClientElicitor"]
+__all__ = ["ClientElicitor", "client_cannot_ask"]
 
 CLIENT = "the client"
 
@@ -58,23 +58,7 @@ class ClientElicitor:
 
     def cannot_ask(self, question: Question) -> str | None:
         """Why this request's client cannot be asked ``question``, or None when it can."""
-        session = self._ctx.session
-        modern = session.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if modern and self._by_round is None:
-            return (
-                f"it speaks MCP {session.protocol_version}, where a server cannot ask in the middle of a call"
-            )
-        capabilities = session.client_capabilities
-        elicitation = capabilities.elicitation if capabilities is not None else None
-        if elicitation is None:
-            return "it did not declare MCP elicitation"
-        if question.mode == "url" and elicitation.url is None:
-            return "it did not declare URL-mode elicitation"
-        if question.mode == "form" and elicitation.form is None and elicitation.url is not None:
-            return "it did not declare form elicitation"
-        if not modern and not session.can_send_request:
-            return "this response has no channel back to the client (HTTP in JSON response mode)"
-        return None
+        return client_cannot_ask(self._ctx, self._by_round, question.mode)
 
     async def _ask(self, question: Question) -> Answer:
         session = self._ctx.session
@@ -113,3 +97,23 @@ class ClientElicitor:
             return Answer("decline", by=CLIENT, note=note)
         content = dict(result.content) if result.content is not None else None
         return Answer(result.action, content if result.action == "accept" else None, by=CLIENT)
+
+
+def client_cannot_ask(ctx: Context[Any, Any], by_round: AskByRound | None, mode: str) -> str | None:
+    """Why the client of this request cannot be asked a question in ``mode`` ("form" or "url"), or None.
+
+    One rule for serve's own approval questions (a form) and the questions it forwards from a server.
+    """
+    session = ctx.session
+    modern = session.protocol_version in MODERN_PROTOCOL_VERSIONS
+    if modern and by_round is None:
+        return f"it speaks MCP {session.protocol_version}, where a server cannot ask in the middle of a call"
+    capabilities = session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if mode == "url" and (elicitation is None or elicitation.url is None):
+        return "it did not declare URL-mode elicitation"
+    if mode != "url" and (elicitation is None or (elicitation.form is None and elicitation.url is not None)):
+        return "it did not declare MCP form elicitation"
+    if not modern and not session.can_send_request:
+        return "this response has no channel back to the client (HTTP in JSON response mode)"
+    return None

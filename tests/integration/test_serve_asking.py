@@ -123,4 +123,4 @@ def test_a_client_without_elicitation_gets_the_question_declined(
     (record,) = _run(tmp_path, model.base_url, [BOOK], None)
     assert record["value"]["data"] == {"action": "decline", "content": None}
     note = record["tool_calls"][0]["asked"][0]["answer"]["note"]
-    assert "server 'asking' asked a question" in note and "it did not declare MCP elicitation" in note
+    assert "server 'asking' asked a question" in note and "it did not declare MCP form elicitation" in note
