@@ -58,3 +58,4 @@ echo "== bench (timings never fail; an execution that fails does)"
 .venv/bin/python bench/inferred_shapes.py
 .venv/bin/python bench/render.py --quick
 .venv/bin/python bench/serve.py --quick
+.venv/bin/python bench/oauth_signin.py --logins 5 --rounds 5
