@@ -22,6 +22,9 @@ from codemode_kernel.config import load_config
 # What each scenario expects the client to call (tool, arguments).
 CALLS: dict[str, list[tuple[str, dict[str, object]]]] = {
     "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
+    "initialize": [],
+    "tools_call": [("add_numbers", {"a": 2, "b": 3})],
+    "sse-retry": [("test_reconnection", {})],
 }
 
 
