@@ -6,7 +6,8 @@ config's bytes alone would let anyone who can edit ``server.py`` (a program writ
 code at the next start with the config still "trusted". So trust records a digest of every such file inside
 the project, and the sandbox makes them read-only to programs.
 
-The rule: an argument that names an existing file of code (by its suffix, or executable) or a directory
+The rule: the first plain argument of an interpreter (``python``, ``node``, ``bash``, ...), whatever the
+file is called; an argument that names an existing file of code (by its suffix, or executable) or a directory
 that holds a project or package (``pyproject.toml``, ``package.json``, ``__init__.py``, ...), relative to the
 server's working directory or absolute; the command itself when it is a path; the module of ``-m`` when it
 is a local file or package; and the ``envFile`` whether it exists or not (creating it later would change
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -48,14 +50,21 @@ def server_files(server: ServerConfig, cwd: Path) -> tuple[Path, ...]:
     if os.sep in server.command or (os.altsep and os.altsep in server.command):
         found[_absolute(server.command, base)] = None
     args = list(server.args)
+    # An interpreter runs its first plain argument, whatever that file is called (``bash -e run``).
+    script = _is_interpreter(server.command)
     for index, arg in enumerate(args):
         if index > 0 and args[index - 1] == "-m":
             found.update(dict.fromkeys(_module_paths(arg, base)))
+            script = False
             continue
         # ``--directory=srv`` names a path after its "="; a bare ``-x`` names none.
         value = arg.partition("=")[2] if arg.startswith("--") else "" if arg.startswith("-") else arg
-        if value and _is_code(candidate := _absolute(value, base)):
+        if not value:
+            continue
+        candidate = _absolute(value, base)
+        if _is_code(candidate) or (script and not arg.startswith("-") and candidate.is_file()):
             found[candidate] = None
+        script = script and arg.startswith("-")
     if server.env_file is not None:
         found[_absolute(str(server.env_file), base)] = None
     return tuple(found)
@@ -109,6 +118,16 @@ PROJECT_MARKERS = (
     "go.mod",
 )
 """A directory named in ``args`` that holds one of these is code (``uv --directory srv run``), not data."""
+
+
+INTERPRETERS = re.compile(
+    r"(python|pypy|node|nodejs|deno|bun|bash|sh|zsh|dash|fish|ruby|perl|php|lua|Rscript)[0-9.]*"
+)
+"""Commands whose first plain argument is the script they run."""
+
+
+def _is_interpreter(command: str) -> bool:
+    return INTERPRETERS.fullmatch(os.path.basename(command)) is not None
 
 
 def _is_code(path: Path) -> bool:

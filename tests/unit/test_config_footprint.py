@@ -85,3 +85,13 @@ def test_digest_changes_with_content_names_and_existence(tmp_path: Path) -> None
     assert digest_path(tree) == before  # byte-code caches are not what runs
     (tree / "sitecustomize.py").write_text("import os")
     assert digest_path(tree) != before
+
+
+def test_the_script_an_interpreter_runs_is_code_whatever_its_name(tmp_path: Path) -> None:
+    """``bash -e run`` runs ``run``: no suffix, no executable bit, and a program must still not rewrite it."""
+    (tmp_path / "run").write_text("echo serving\n")
+    (tmp_path / "notes.db").write_text("")
+    files = server_files(_server(command="bash", args=["-e", "run", "--db", "notes.db"]), tmp_path)
+    assert files == (tmp_path / "run",)  # the data file named after it stays the program's to write
+    served = server_files(_server(command="mcp-server-x", args=["notes.db"]), tmp_path)
+    assert served == ()  # a server's own positional argument is data unless it is code by name or mode
