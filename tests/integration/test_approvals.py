@@ -6,7 +6,6 @@ here is which calls are asked about, what the program sees, and what the record 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Iterator
@@ -14,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from codemode_kernel import Toolbox
-from codemode_kernel.approvals import ApprovalRequest, Decision
 from codemode_kernel.config import load_config
 from codemode_kernel.executor import ExecutionResult, Executor
+from tests.approval_support import Approver
 
 pytestmark = pytest.mark.integration
 
@@ -53,21 +52,6 @@ def toolbox(tmp_path_factory: pytest.TempPathFactory, memory_server_bin: str) ->
     (path / "codemode.json").write_text(json.dumps(config))
     with Toolbox(load_config(path / "codemode.json")) as tb:
         yield tb
-
-
-class Approver:
-    """Answers as told and remembers what it was asked."""
-
-    def __init__(self, *answers: bool | None) -> None:
-        self.answers = list(answers)
-        self.asked: list[ApprovalRequest] = []
-
-    async def __call__(self, request: ApprovalRequest) -> Decision:
-        self.asked.append(request)
-        answer = self.answers.pop(0)
-        if answer is None:
-            await asyncio.Event().wait()  # never decides
-        return Decision(bool(answer), "the user")
 
 
 def _run(toolbox: Toolbox, code: str, approver: Approver | None) -> ExecutionResult:

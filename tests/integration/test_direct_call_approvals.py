@@ -21,13 +21,13 @@ import pytest
 
 from codemode_kernel import Toolbox
 from codemode_kernel.agent import Agent, AgentResult
-from codemode_kernel.approvals import ApprovalRequest, Decision
 from codemode_kernel.calllog import CallRecord
 from codemode_kernel.config import CodeModeSettings, load_config
 from codemode_kernel.errors import ToolError
 from codemode_kernel.executor import Executor
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
+from tests.approval_support import Approver
 
 pytestmark = pytest.mark.integration
 
@@ -56,21 +56,6 @@ def toolbox(workspace: Path, memory_server_bin: str) -> Iterator[Toolbox]:
     (workspace / "codemode.json").write_text(json.dumps(config))
     with Toolbox(load_config(workspace / "codemode.json")) as tb:
         yield tb
-
-
-class Approver:
-    """Answers as told (None: never) and remembers what it was asked."""
-
-    def __init__(self, *answers: bool | None) -> None:
-        self.answers = list(answers)
-        self.asked: list[ApprovalRequest] = []
-
-    async def __call__(self, request: ApprovalRequest) -> Decision:
-        self.asked.append(request)
-        answer = self.answers.pop(0)
-        if answer is None:
-            await asyncio.Event().wait()
-        return Decision(bool(answer), "the user")
 
 
 def _cities(toolbox: Toolbox) -> list[str]:
