@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +17,7 @@ import pytest
 from codemode_kernel import Toolbox
 from codemode_kernel.config import load_config
 from codemode_kernel.executor import ExecutionResult, Executor
+from tests.unprivileged import CHILD, rerun_unprivileged
 
 pytestmark = pytest.mark.integration
 
@@ -274,67 +272,9 @@ def test_writes_outside_the_workspace(executor: Executor, tmp_path: Path) -> Non
     assert inside.value == {"kind": "text", "text": "ok"}
 
 
-def _interpreter_for_others() -> tuple[str, list[str]]:
-    """A Python that uid 65534 can run, and the path entries that give it this project's packages.
-
-    A venv made from an interpreter under /root (pyenv) cannot be executed by another user; the system's
-    python3.11 of the same version can, with the venv's site-packages and the checkout on PYTHONPATH.
-    """
-    real = Path(os.path.realpath(sys.executable))
-    others_can_run = all(os.stat(p).st_mode & 0o001 for p in [real, *real.parents])
-    repo = str(Path(__file__).resolve().parents[2])
-    site_packages = [p for p in sys.path if p.endswith("site-packages")]
-    if others_can_run:
-        return sys.executable, [repo]
-    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
-    if not system.exists():
-        pytest.fail(f"no interpreter uid 65534 may run: {real} is not readable and {system} does not exist")
-    return str(system), [repo, *site_packages]
-
-
-@pytest.mark.skipif(os.environ.get("CODEMODE_HOSTILE_CHILD") == "1", reason="this is the unprivileged re-run")
+@pytest.mark.skipif(CHILD, reason="this is the unprivileged re-run")
 def test_hostile_code_as_an_unprivileged_user() -> None:
     """The same module again under uid/gid 65534, as a kernel run by an ordinary user would be."""
-    if os.getuid() != 0:
-        pytest.fail("this test drops to uid 65534 and must start as root (CI runs as root)")
-    home = Path(tempfile.mkdtemp(prefix="codemode-unprivileged-"))
-    os.chown(home, 65534, 65534)
-    python, paths = _interpreter_for_others()
-
-    def drop() -> None:
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
-
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME", "VIRTUAL_ENV")
-    }
-    env.update(
-        HOME=str(home),
-        CODEMODE_HOSTILE_CHILD="1",
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONPATH=os.pathsep.join(paths),
-    )
-    try:
-        completed = subprocess.run(
-            [
-                python,
-                "-m",
-                "pytest",
-                __file__,
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                f"--basetemp={home / 'pytest'}",
-            ],
-            cwd=home,
-            env=env,
-            preexec_fn=drop,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    completed = rerun_unprivileged(__file__)
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     assert " passed" in completed.stdout and "1 skipped" in completed.stdout  # only this very test skips

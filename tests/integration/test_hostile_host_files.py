@@ -11,20 +11,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_hostile import _interpreter_for_others
 
 from codemode_kernel import Toolbox
 from codemode_kernel.config import load_config
 from codemode_kernel.executor import ExecutionResult, Executor
+from tests.unprivileged import CHILD, rerun_unprivileged
 
 pytestmark = pytest.mark.integration
 
@@ -202,44 +199,9 @@ def test_the_rest_of_the_workspace_stays_writable_and_the_gap_is_reported(
     assert os.path.exists(project.script)
 
 
-@pytest.mark.skipif(os.environ.get("CODEMODE_HOSTILE_CHILD") == "1", reason="this is the unprivileged re-run")
+@pytest.mark.skipif(CHILD, reason="this is the unprivileged re-run")
 def test_host_files_as_an_unprivileged_user() -> None:
     """The same module again under uid/gid 65534 (user namespaces instead of root's rights)."""
-    if os.getuid() != 0:
-        pytest.fail("this test drops to uid 65534 and must start as root (CI runs as root)")
-    home = Path(tempfile.mkdtemp(prefix="codemode-unprivileged-"))
-    os.chown(home, 65534, 65534)
-    python, paths = _interpreter_for_others()
-
-    def drop() -> None:
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
-
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME", "VIRTUAL_ENV")
-    }
-    env.update(
-        HOME=str(home),
-        CODEMODE_HOSTILE_CHILD="1",
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONPATH=os.pathsep.join(paths),
-    )
-    command = [
-        python,
-        "-m",
-        "pytest",
-        __file__,
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        f"--basetemp={home / 'pytest'}",
-    ]
-    try:
-        completed = subprocess.run(
-            command, cwd=home, env=env, preexec_fn=drop, capture_output=True, text=True, timeout=600
-        )
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    completed = rerun_unprivileged(__file__)
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     assert "5 passed" in completed.stdout and "1 skipped" in completed.stdout, completed.stdout[-2000:]
