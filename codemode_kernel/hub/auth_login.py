@@ -71,16 +71,31 @@ def remote_server(config: Config, name: str) -> ServerConfig:
 
 
 async def login(
-    server: ServerConfig, *, announce: Callable[[str], None], timeout: float = 300.0
+    server: ServerConfig,
+    *,
+    announce: Callable[[str], None],
+    timeout: float = 300.0,
+    open_browser: bool = True,
+    on_link: Callable[[str], None] | None = None,
 ) -> LoginResult:
     """Sign in to ``server`` (the link shown and opened, the redirect awaited) and list its tools.
+
+    ``open_browser`` and ``on_link`` are the ``LoopbackSignIn``'s: a kernel shows the link instead.
 
     Raises:
         SignInFailed: the sign-in was refused, timed out, or its answer was not usable.
         ServerError: the server could not be reached or failed after the sign-in.
     """
     port = server.oauth.callback_port if server.oauth else None
-    sign_in = LoopbackSignIn(server.name, announce=announce, port=port, timeout=timeout, fresh=True)
+    sign_in = LoopbackSignIn(
+        server.name,
+        announce=announce,
+        port=port,
+        timeout=timeout,
+        fresh=True,
+        open_browser=open_browser,
+        on_link=on_link,
+    )
     async with sign_in:
         transport = open_transport(server, log_path=None, noise=StdoutNoise(), sign_in=sign_in)
         try:

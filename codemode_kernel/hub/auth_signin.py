@@ -34,7 +34,7 @@ OPEN_ENV = "CODEMODE_OAUTH_OPEN"
 _MAX_REQUEST = 16 * 1024
 _DONE_PAGE = (
     b"<!doctype html><meta charset=utf-8><title>codemode</title>"
-    b"<p>Signed in. You can close this tab and go back to the terminal.</p>"
+    b"<p>Signed in. You can close this tab and go back to where you started (JupyterLab, the terminal).</p>"
 )
 
 
@@ -50,6 +50,9 @@ class LoopbackSignIn:
         port: the listener's port; None: a free one.
         timeout: seconds to wait for the redirect once the link is open.
         fresh: sign in anew even where stored tokens would do (``codemode login``).
+        open_browser: open the link in a browser of this machine (a terminal's); False: only show it
+            (a kernel: the person's browser is JupyterLab's). ``CODEMODE_OAUTH_OPEN`` is run either way.
+        on_link: told the authorization link once it is known (the kernel puts it in the sidebar).
     """
 
     def __init__(
@@ -60,9 +63,13 @@ class LoopbackSignIn:
         port: int | None = None,
         timeout: float = 300.0,
         fresh: bool = False,
+        open_browser: bool = True,
+        on_link: Callable[[str], None] | None = None,
     ) -> None:
         self.server = server
         self.fresh = fresh
+        self.open_browser = open_browser
+        self.on_link = on_link
         self.announce = announce
         self.timeout = timeout
         try:
@@ -128,6 +135,8 @@ class LoopbackSignIn:
             self._listener = await asyncio.start_server(self._serve, sock=self._socket.dup())
         self.announce(f"Sign in to {self.server}: {_shown(authorization_url, limit=8000)}")
         self.opened_at = time.perf_counter()
+        if self.on_link is not None:
+            self.on_link(authorization_url)
         command = os.environ.get(OPEN_ENV, "").strip()
         if command:
             argv = [*shlex.split(command), authorization_url]
@@ -138,6 +147,8 @@ class LoopbackSignIn:
                     f"cannot run {OPEN_ENV}={command!r} ({exc.strerror or exc}); fix or unset it",
                     server=self.server,
                 ) from exc
+            return
+        if not self.open_browser:
             return
         opened = await asyncio.to_thread(_open_browser, authorization_url)
         self.announce(
@@ -193,7 +204,7 @@ class LoopbackSignIn:
                 f" ({detail})" if detail else ""
             )
             self._result.set_exception(SignInFailed(message, server=self.server))
-            return "200 OK", b"<!doctype html><p>The sign-in was refused. See the terminal.</p>"
+            return "200 OK", b"<!doctype html><p>The sign-in was refused; where you started says why.</p>"
         code = query.get("code", [""])[0]
         if not code:
             return "400 Bad Request", b"No authorization code."

@@ -306,11 +306,15 @@ class ToolHub:
             UnknownToolError: no server of that name.
             ServerError: it is disabled in the config, or the hub is closing.
         """
+        self._require_loop().run(self.areconnect(server))
+        return next(status for status in self.status() if status.name == server)
+
+    async def areconnect(self, server: str) -> None:
+        """``reconnect`` on the hub's loop (a sign-in that just ended connects its server again)."""
         conn = self._connection(server)
         if conn.config.disabled:
             raise ServerError('disabled in the config ("disabled": true)', server=server)
-        self._require_loop().run(self._reconnect(conn))
-        return next(status for status in self.status() if status.name == server)
+        await self._reconnect(conn)
 
     # -- internals --------------------------------------------------------------------------------
 

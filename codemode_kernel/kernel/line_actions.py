@@ -1,4 +1,4 @@
-"""``%codemode reconnect NAME``, ``load ARTIFACT NAME`` and ``approve TOOL``: one-line actions, as magics.
+"""``%codemode reconnect NAME``, ``login NAME``, ``load ARTIFACT NAME``, ``approve TOOL``: one-line actions.
 
 The JupyterLab sidebar runs them as silent executions, and people can type them: each prints one plain
 line saying what happened, and a mistake is a UsageError that says what to type instead.
@@ -7,17 +7,21 @@ line saying what happened, and a mistake is a UsageError that says what to type 
 from __future__ import annotations
 
 import keyword
+import time
 from typing import Any
 
 from IPython.core.error import UsageError
 
 from ..approvals import PromptApprover
 from ..errors import ArtifactNotFoundError, CodeModeError, ServerError, UnknownToolError
+from .signin import link_bundle
 from .tools import KernelTools, ToolsUnavailable
 
-__all__ = ["approve_tools", "load_artifact", "reconnect_server"]
+__all__ = ["approve_tools", "load_artifact", "login_server", "reconnect_server"]
 
 RECONNECT_USAGE = "%codemode reconnect NAME (a server of %codemode status)"
+LOGIN_USAGE = "%codemode login NAME (a remote server that signs in with OAuth)"
+_LINK_WAIT = 60.0
 LOAD_USAGE = "%codemode load ARTIFACT NAME (an artifact's id or name, and a Python name to bind it to)"
 
 
@@ -41,6 +45,28 @@ def reconnect_server(tools: KernelTools, words: list[str]) -> str:
     if status.error:
         text += f"\n  problem: {status.error}\n  fix: {fix_for(status)}"
     return text
+
+
+def login_server(tools: KernelTools, words: list[str]) -> dict[str, Any] | str:
+    """Start a new sign-in to the named server: its link (a display bundle) once known, or what happened."""
+    if len(words) != 1:
+        raise UsageError(f"usage: {LOGIN_USAGE}")
+    name = words[0]
+    tools.wait()
+    try:
+        pending = tools.signins.start(name, again=True)
+    except CodeModeError as exc:
+        raise UsageError(f"%codemode login: {exc}") from None
+    deadline = time.monotonic() + _LINK_WAIT
+    while not pending.settled.wait(0.1):  # short waits: an interrupt ends it at once
+        if time.monotonic() > deadline:
+            raise UsageError(f"%codemode login {name}: no sign-in link within {_LINK_WAIT:.0f} s")
+    if pending.url is not None and not pending.done:
+        pending.shown = True
+        return link_bundle(pending)
+    if pending.error is not None:
+        raise UsageError(f"%codemode login {name}: {pending.error}")
+    return f"{name}: signed in, no link was needed"
 
 
 def load_artifact(tools: KernelTools, namespace: dict[str, Any], words: list[str]) -> str:

@@ -25,7 +25,7 @@ from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
 from .frontend import Frontends
-from .line_actions import approve_tools, load_artifact, reconnect_server
+from .line_actions import approve_tools, load_artifact, login_server, reconnect_server
 from .pump import run_reporting
 from .tools import KernelTools
 
@@ -46,7 +46,7 @@ def _cell_parser() -> argparse.ArgumentParser:
 _USAGE = (
     "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]\n"
     "%codemode status | tools [QUERY] | history [N] | artifacts | reload [--config FILE]\n"
-    "%codemode reconnect NAME | load ARTIFACT NAME | approve [TOOL ...]"
+    "%codemode reconnect NAME | login NAME | load ARTIFACT NAME | approve [TOOL ...]"
 )
 
 
@@ -92,6 +92,8 @@ class CodeModeMagics(Magics):
             %codemode artifacts           the artifact browser: previews, and loading one into the namespace
             %codemode reload [--config F] re-read the config (or read F) and reconnect every server
             %codemode reconnect NAME      connect one server again (a stdio server is restarted)
+            %codemode login NAME          sign in to a remote server again (OAuth): shows the link; its
+                                          tools are in the namespace once you have signed in
             %codemode load ARTIFACT NAME  load an artifact (by id or name) into the namespace as NAME
         """
         if cell is None:
@@ -172,6 +174,12 @@ class CodeModeMagics(Magics):
             display(self.tools.artifacts.browse())  # type: ignore[no-untyped-call]
         elif command == "reconnect":
             print(reconnect_server(self.tools, rest))
+        elif command == "login":
+            shown = login_server(self.tools, rest)
+            if isinstance(shown, str):
+                print(shown)
+            else:
+                display(shown, raw=True)  # type: ignore[no-untyped-call]
         elif command == "load":
             print(load_artifact(self.tools, self.namespace, rest))
         elif command == "approve":

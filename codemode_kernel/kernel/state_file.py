@@ -60,8 +60,8 @@ def state_file_name(kernel_id: str) -> str:
     return f"codemode-{kernel_id}.json"
 
 
-def server_entry(status: ServerStatus) -> dict[str, Any]:
-    """One server as the sidebar shows it: state, tool count, and the error with what would fix it."""
+def server_entry(status: ServerStatus, signin_url: str | None = None) -> dict[str, Any]:
+    """One server as the sidebar shows it: state, tools, error and fix, the link of a sign-in waiting."""
     return {
         "name": status.name,
         "state": status.state,
@@ -69,6 +69,7 @@ def server_entry(status: ServerStatus) -> dict[str, Any]:
         "tool_count": status.tools,
         "error": status.error,
         "fix": fix_for(status) if status.error else None,
+        "signin_url": signin_url,
     }
 
 
@@ -138,7 +139,9 @@ class KernelStateFile:
         """What the file holds now (without its ``updated`` time)."""
         tools = self.tools
         toolbox = tools.toolbox
-        servers = [server_entry(s) for s in toolbox.status()] if toolbox is not None else []
+        links = tools.signins.links()
+        statuses = toolbox.status() if toolbox is not None else []
+        servers = [server_entry(s, links.get(s.name)) for s in statuses]
         models = toolbox.models if toolbox is not None and tools.ready else []
         if models is not self._tools_of:  # the list is replaced whenever the tools change
             self._tool_entries = [tool_entry(m) for m in models]

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from IPython.display import display
+
 from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings, load_config, resolve_code_mode
 from ..errors import ConfigError, ToolsUnavailable, UntrustedConfigError
@@ -30,6 +32,7 @@ from .approval import kernel_approver
 from .history import History
 from .notebook_tools import CodeModeHandle, NotebookToolRegistry, note_dropped
 from .run_records import RunRecorder
+from .signin import NotebookSignIns, link_bundle
 
 __all__ = ["KernelTools", "ToolsUnavailable"]
 
@@ -78,6 +81,8 @@ class KernelTools:
         """The functions the notebook made tools (``@codemode.tool``), given to every run."""
         self.codemode = CodeModeHandle(self.notebook_tools)
         """The ``codemode`` object of the namespace."""
+        self.signins = NotebookSignIns(lambda: self.toolbox, self._changed)
+        """The sign-ins of remote servers that want one: their links in cells and the sidebar (signin.py)."""
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -116,6 +121,7 @@ class KernelTools:
         assert self.toolbox is not None
         try:
             self.toolbox.start()
+            self.signins.offer()  # its link reaches the sidebar while the worker warms up
             self._executor = self._new_executor()
             self._executor.warm()  # the first %%codemode then finds its worker ready
         except BaseException as exc:
@@ -208,7 +214,8 @@ class KernelTools:
         return self._model_executors[ref]
 
     def close(self) -> None:
-        """Stop the executor's processes and disconnect the servers."""
+        """End sign-ins still waiting, stop the executor's processes and disconnect the servers."""
+        self.signins.close()
         for executor in self._model_executors.values():
             executor.close()
         self._model_executors.clear()
@@ -310,6 +317,15 @@ class KernelTools:
             self._reported = True
             print(f"codemode: {self.problem}", file=sys.stderr, flush=True)
         self.place()
+        self._show_sign_ins()
+
+    def _show_sign_ins(self) -> None:
+        """Start the sign-ins servers want, and put each new link in this cell's output (once)."""
+        if self.toolbox is None or not self.ready:
+            return
+        self.signins.offer()
+        for pending in self.signins.unshown():
+            display(link_bundle(pending), raw=True)  # type: ignore[no-untyped-call]
 
     def _await_servers_named(self, cell: str | None) -> None:
         """Wait for servers still connecting if the cell names a tool not there yet (or lists them)."""

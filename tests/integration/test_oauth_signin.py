@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,43 +27,11 @@ from codemode_kernel.config import ServerConfig
 from codemode_kernel.errors import ServerError
 from codemode_kernel.hub.auth_login import login
 from codemode_kernel.hub.auth_signin import OPEN_ENV
-from tests.conftest import ROOT, free_port, wait_for_port
+from tests.conftest import ROOT
 from tests.conftest import run_cli as codemode
+from tests.oauth_support import BROWSER, OAuthServer
 
-OAUTH_SERVER = ROOT / "tests" / "servers" / "oauth_server.py"
-BROWSER = ROOT / "tests" / "servers" / "oauth_browser.py"
 LIFECYCLE = ROOT / "tests" / "servers" / "lifecycle_server.py"
-
-
-class OAuthServer:
-    """The test server, one process for the module; ``url`` is its MCP endpoint."""
-
-    def __init__(self, transport: str = "http") -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.base}/{'sse' if transport == 'sse' else 'mcp'}"
-        self.proc = subprocess.Popen(
-            [sys.executable, str(OAUTH_SERVER), "--port", str(self.port), "--transport", transport],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        wait_for_port(self.port, self.proc)
-
-    def control(self, what: str) -> dict[str, Any]:
-        """POST /test/expire or /test/revoke, GET /test/stats."""
-        method = "GET" if what == "stats" else "POST"
-        request = urllib.request.Request(f"{self.base}/test/{what}", method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
-            answer: dict[str, Any] = json.loads(response.read())
-        return answer
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,3 +153,26 @@ def memory_kernel(
     (notebook / "codemode.json").write_text(json.dumps(config))
     with configured_kernel(jupyter_path, notebook, notebook / "codemode.json") as kernel:
         yield kernel
+
+
+def state_path(connection_file: Path) -> Path:
+    """The kernel's state file (``codemode-<id>.json``) beside its connection file ``kernel-<id>.json``."""
+    kernel_id = connection_file.name.removeprefix("kernel-").removesuffix(".json")
+    return connection_file.parent / f"codemode-{kernel_id}.json"
+
+
+def wait_for_state(
+    path: Path, until: Callable[[dict[str, Any]], bool], timeout: float = 30
+) -> dict[str, Any]:
+    """The state file once ``until`` holds for it (it is rewritten as servers connect)."""
+    deadline = time.monotonic() + timeout
+    state: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        try:
+            state = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):
+            state = {}
+        if state and until(state):
+            return state
+        time.sleep(0.1)
+    raise AssertionError(f"the state file {path} never became as expected; last: {state}")

@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import stat
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Kernel, configured_kernel
+from kernel_session import Kernel, configured_kernel, state_path, wait_for_state
 
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
 
@@ -68,28 +67,6 @@ def sidebar_kernel(jupyter_path: Path, notebook: Path, connection_file: Path) ->
         yield kernel
 
 
-def _state_path(connection_file: Path) -> Path:
-    kernel_id = connection_file.name.removeprefix("kernel-").removesuffix(".json")
-    return connection_file.parent / f"codemode-{kernel_id}.json"
-
-
-def _wait_for_state(
-    path: Path, until: Callable[[dict[str, Any]], bool], timeout: float = 30
-) -> dict[str, Any]:
-    """The state file once ``until`` holds for it (it is rewritten as servers connect)."""
-    deadline = time.monotonic() + timeout
-    state: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        try:
-            state = json.loads(path.read_text())
-        except (FileNotFoundError, ValueError):
-            state = {}
-        if state and until(state):
-            return state
-        time.sleep(0.1)
-    raise AssertionError(f"the state file {path} never became as expected; last: {state}")
-
-
 def _all_ready(state: dict[str, Any]) -> bool:
     return bool(state["servers"]) and all(s["state"] == "ready" for s in state["servers"])
 
@@ -103,8 +80,8 @@ def _history(notebook: Path) -> list[dict[str, Any]]:
 def test_the_state_file_beside_the_connection_file_lists_servers_and_tools(
     sidebar_kernel: Kernel, connection_file: Path, notebook: Path
 ) -> None:
-    path = _state_path(connection_file)
-    state = _wait_for_state(path, _all_ready)
+    path = state_path(connection_file)
+    state = wait_for_state(path, _all_ready)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert state["version"] == 1 and state["kernel_id"] == connection_file.stem.removeprefix("kernel-")
     assert state["workspace"] == str(notebook) and isinstance(state["pid"], int) and state["updated"]
@@ -117,6 +94,7 @@ def test_the_state_file_beside_the_connection_file_lists_servers_and_tools(
         "tool_count": 3,
         "error": None,
         "fix": None,
+        "signin_url": None,
     }
     tools = {t["name"]: t for t in state["tools"]}
     assert len(tools) == sum(s["tool_count"] for s in servers.values())
@@ -203,7 +181,7 @@ def test_reconnect_restarts_one_server_and_its_tools_work(
     assert reply.status == "ok", reply.content
     assert reply.stream() == "weather [stdio]: connected again, ready, 3 tools\n"
     assert sidebar_kernel.run('get_weather(city="Oslo", unit="celsius").city').data() == ["'Oslo'"]
-    state = _wait_for_state(_state_path(connection_file), _all_ready)
+    state = wait_for_state(state_path(connection_file), _all_ready)
     assert {s["name"]: s["state"] for s in state["servers"]}["weather"] == "ready"
 
 
@@ -226,26 +204,26 @@ def test_a_history_that_cannot_be_written_never_fails_the_cell(
 def test_reload_rewrites_the_state_file(
     sidebar_kernel: Kernel, connection_file: Path, notebook: Path
 ) -> None:
-    path = _state_path(connection_file)
-    _wait_for_state(path, _all_ready)
+    path = state_path(connection_file)
+    wait_for_state(path, _all_ready)
     try:
         assert sidebar_kernel.run(f"%codemode reload --config {notebook / 'weather.json'}").status == "ok"
-        state = _wait_for_state(path, lambda s: [x["name"] for x in s["servers"]] == ["weather"])
+        state = wait_for_state(path, lambda s: [x["name"] for x in s["servers"]] == ["weather"])
         assert {t["server"] for t in state["tools"]} == {"weather"} and len(state["tools"]) == 3
     finally:
         assert sidebar_kernel.run(f"%codemode reload --config {notebook / 'all.json'}").status == "ok"
-    _wait_for_state(path, lambda s: len(s["servers"]) == 3 and _all_ready(s))
+    wait_for_state(path, lambda s: len(s["servers"]) == 3 and _all_ready(s))
 
 
 def test_history_survives_a_restart_and_the_state_file_is_removed_at_shutdown(
     jupyter_path: Path, notebook: Path, tmp_path: Path
 ) -> None:
     connection = tmp_path / f"kernel-{uuid.uuid4()}.json"
-    path = _state_path(connection)
+    path = state_path(connection)
     with configured_kernel(
         jupyter_path, notebook, notebook / "weather.json", connection_file=connection
     ) as k:
-        _wait_for_state(path, _all_ready)
+        wait_for_state(path, _all_ready)
         first = k.run('%%codemode\nget_city()["city"]')
         assert first.status == "ok"
         (ran,) = [
@@ -256,7 +234,7 @@ def test_history_survives_a_restart_and_the_state_file_is_removed_at_shutdown(
         pid = json.loads(path.read_text())["pid"]
         k.manager.restart_kernel(now=False)
         k.client.wait_for_ready(timeout=60)
-        state = _wait_for_state(path, lambda s: s["pid"] != pid and _all_ready(s))
+        state = wait_for_state(path, lambda s: s["pid"] != pid and _all_ready(s))
         assert state["workspace"] == str(notebook)
         second = k.run('%%codemode\nget_city()["city"]')
         assert second.status == "ok"

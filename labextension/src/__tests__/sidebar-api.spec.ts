@@ -92,6 +92,27 @@ describe('CodeModeClient', () => {
     });
   });
 
+  it('keeps a sign-in link only when it is an http(s) URL', async () => {
+    const servers = [
+      ['https://auth.example/authorize?state=1', 'https://auth.example/authorize?state=1'],
+      ['http://127.0.0.1:9/authorize', 'http://127.0.0.1:9/authorize'],
+      ['javascript:alert(1)', ''],
+      ['data:text/html,<b>x</b>', ''],
+      ['not a url', ''],
+      [null, '']
+    ].map(([url], i) => ({ name: `s${i}`, state: 'signin', signin_url: url }));
+    const { client } = clientFor({ 'codemode/api/kernels/k1/state': json({ ...STATE, servers }) });
+    const state = await client.state('k1');
+    expect(state!.servers.map(s => s.signinUrl)).toEqual([
+      'https://auth.example/authorize?state=1',
+      'http://127.0.0.1:9/authorize',
+      '',
+      '',
+      '',
+      ''
+    ]);
+  });
+
   it('answers null for a kernel that wrote no state (404)', async () => {
     const { client } = clientFor({
       'codemode/api/kernels/k2/state': json({ message: 'kernel k2 wrote no Code Mode state' }, 404)
@@ -229,8 +250,8 @@ describe('normalizeState', () => {
     });
     expect(state.updated).toBe('17');
     expect(state.servers).toEqual([
-      { name: '', state: '', transport: '', toolCount: 0, error: '', fix: '' },
-      { name: '', state: '', transport: '', toolCount: 0, error: '', fix: '' }
+      { name: '', state: '', transport: '', toolCount: 0, error: '', fix: '', signinUrl: '' },
+      { name: '', state: '', transport: '', toolCount: 0, error: '', fix: '', signinUrl: '' }
     ]);
     expect(state.tools).toEqual([]);
     expect(normalizeState(null).servers).toEqual([]);

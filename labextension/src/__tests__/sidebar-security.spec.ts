@@ -60,7 +60,7 @@ afterEach(() => {
 
 describe('hostile strings in the sidebar', () => {
   it('stay text in the Servers section', () => {
-    const view = new ServersView({ onReconnect: () => undefined });
+    const view = new ServersView({ onReconnect: () => undefined, onSignIn: () => undefined });
     document.body.appendChild(view.node);
     view.setServers(
       HOSTILE.map(value => ({
@@ -69,7 +69,8 @@ describe('hostile strings in the sidebar', () => {
         transport: value,
         toolCount: 1,
         error: value,
-        fix: value
+        fix: value,
+        signinUrl: ''
       }))
     );
     expectOnlyText(view.node);

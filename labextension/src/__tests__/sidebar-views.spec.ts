@@ -3,7 +3,7 @@
  */
 import { RenderMimeRegistry, standardRendererFactories } from '@jupyterlab/rendermime';
 
-import { identifierProblem, loadCode, reconnectCode, UnsafeActionError } from '../sidebar/actions';
+import { identifierProblem, loadCode, loginCode, reconnectCode, UnsafeActionError } from '../sidebar/actions';
 import type { IArtifactInfo, IRun, IRunSummary, IServerInfo, IToolInfo } from '../sidebar/api';
 import { ArtifactsView, suggestName } from '../sidebar/artifacts';
 import { jsonTree } from '../sidebar/dom';
@@ -15,7 +15,16 @@ import { toolMatches, ToolsView } from '../sidebar/tools';
 import { all, bytes, click, flush, text } from './sidebar-helpers';
 
 function server(overrides: Partial<IServerInfo>): IServerInfo {
-  return { name: 's', state: 'ready', transport: 'stdio', toolCount: 1, error: '', fix: '', ...overrides };
+  return {
+    name: 's',
+    state: 'ready',
+    transport: 'stdio',
+    toolCount: 1,
+    error: '',
+    fix: '',
+    signinUrl: '',
+    ...overrides
+  };
 }
 
 function tool(overrides: Partial<IToolInfo>): IToolInfo {
@@ -67,7 +76,7 @@ function run(overrides: Partial<IRunSummary>): IRunSummary {
 describe('ServersView', () => {
   it('shows each server with a coloured state dot, its tool count, error and fix', () => {
     const reconnected: string[] = [];
-    const view = new ServersView({ onReconnect: name => reconnected.push(name) });
+    const view = new ServersView({ onReconnect: name => reconnected.push(name), onSignIn: () => undefined });
     view.setServers([
       server({ name: 'weather', toolCount: 2 }),
       server({ name: 'github', state: 'failed', transport: 'http', toolCount: 0, error: 'refused', fix: 'start it' }),
@@ -87,8 +96,41 @@ describe('ServersView', () => {
   });
 
   it('says when no server is configured', () => {
-    const view = new ServersView({ onReconnect: () => undefined });
+    const view = new ServersView({ onReconnect: () => undefined, onSignIn: () => undefined });
     expect(view.node.textContent).toContain('No MCP servers are configured.');
+  });
+
+  it("offers a server waiting for sign-in the kernel's link, or a button asking for one", () => {
+    const asked: string[] = [];
+    const view = new ServersView({ onReconnect: () => undefined, onSignIn: name => asked.push(name) });
+    const link = 'https://auth.example/authorize?client_id=c&state=s1';
+    view.setServers([
+      server({
+        name: 'linear',
+        state: 'signin',
+        transport: 'http',
+        toolCount: 0,
+        signinUrl: link,
+        error: 'needs sign-in',
+        fix: 'run it'
+      }),
+      server({ name: 'notion', state: 'signin', transport: 'http', toolCount: 0, fix: 'run `codemode login notion`' }),
+      server({ name: 'weather' })
+    ]);
+    const rows = all(view.node, 'server');
+    expect(rows[0].querySelector('.jp-codemode-sidebar-dot-signin')).not.toBeNull();
+    const anchor = rows[0].querySelector<HTMLAnchorElement>('a.jp-codemode-sidebar-signin-link')!;
+    expect(anchor.textContent).toBe('Sign in to linear');
+    expect(anchor.href).toBe(link);
+    expect(anchor.target).toBe('_blank');
+    expect(anchor.rel).toBe('noopener noreferrer');
+    expect(rows[0].querySelector('.jp-codemode-sidebar-server-fix')).toBeNull(); // the link is the fix
+    expect(rows[0].querySelector('.jp-codemode-sidebar-server-error')).toBeNull();
+    expect(rows[1].querySelector('a')).toBeNull();
+    expect(text(rows[1], 'server-fix')).toBe('Fix: run `codemode login notion`');
+    click(rows[1].querySelector('.jp-codemode-sidebar-signin')!);
+    expect(asked).toEqual(['notion']);
+    expect(rows[2].querySelector('.jp-codemode-sidebar-server-signin')).toBeNull();
   });
 });
 
@@ -338,6 +380,8 @@ describe('HistoryView', () => {
 describe('kernel actions', () => {
   it('quotes server names for the magic and refuses names that could run code', () => {
     expect(reconnectCode('github')).toBe("%codemode reconnect 'github'");
+    expect(loginCode('linear')).toBe("%codemode login 'linear'");
+    expect(() => loginCode("x'; import os")).toThrow(/run %codemode login in a cell instead/);
     expect(reconnectCode('brave search')).toBe("%codemode reconnect 'brave search'");
     for (const bad of ["x'; import os", 'a\nimport os', '{__import__("os")}', '$HOME', 'a\\b', 'x\u202Ey', '']) {
       expect(() => reconnectCode(bad)).toThrow(UnsafeActionError);

@@ -50,13 +50,22 @@ export function identifierProblem(name: string): string | null {
 
 /** The silent code that reconnects one server. */
 export function reconnectCode(server: string): string {
+  return serverActionCode('reconnect', server);
+}
+
+/** The silent code that starts a new sign-in to one server (its link then shows in the sidebar). */
+export function loginCode(server: string): string {
+  return serverActionCode('login', server);
+}
+
+function serverActionCode(action: 'reconnect' | 'login', server: string): string {
   if (server === '' || server.length > 200 || UNSAFE_SERVER_CHAR.test(server)) {
     throw new UnsafeActionError(
       'this server name has characters the sidebar does not send to the kernel; ' +
-        'run %codemode reconnect in a cell instead'
+        `run %codemode ${action} in a cell instead`
     );
   }
-  return `%codemode reconnect '${server}'`;
+  return `%codemode ${action} '${server}'`;
 }
 
 /** The silent code that loads an artifact into the kernel under `name`. */

@@ -19,6 +19,8 @@ export interface IServerInfo {
   toolCount: number;
   error: string;
   fix: string;
+  /** The link of a sign-in waiting for the person (an http(s) URL), or '' when there is none. */
+  signinUrl: string;
 }
 
 /** One tool as a Python function of the kernel. */
@@ -240,8 +242,19 @@ function normalizeServer(value: unknown): IServerInfo {
     transport: asString(body.transport),
     toolCount: asNumber(body.tool_count) ?? 0,
     error: asString(body.error),
-    fix: asString(body.fix)
+    fix: asString(body.fix),
+    signinUrl: webLink(asString(body.signin_url))
   };
+}
+
+/** `text` if it is an http(s) URL, else '': a link the sidebar opens is never javascript: or data:. */
+export function webLink(text: string): string {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : '';
+  } catch {
+    return '';
+  }
 }
 
 function normalizeTool(value: unknown): IToolInfo {

@@ -1,4 +1,8 @@
-/** The Servers section: each MCP server's state, tool count, error and fix, and a Reconnect button. */
+/**
+ * The Servers section: each MCP server's state, tool count, error and fix, and a Reconnect button; a
+ * server waiting for its person's sign-in gets a "Sign in" link (the kernel's authorization link, opened in
+ * a new tab), or a "Sign in" button that asks the kernel for a new link.
+ */
 import { Widget } from '@lumino/widgets';
 
 import { clipCounted } from '../common/format';
@@ -7,11 +11,13 @@ import type { IServerInfo } from './api';
 import { button, el } from './dom';
 
 /** States with a colour of their own; any other state gets the neutral dot. */
-const KNOWN_STATES = new Set(['ready', 'connecting', 'failed', 'disabled', 'closed']);
+const KNOWN_STATES = new Set(['ready', 'connecting', 'failed', 'signin', 'disabled', 'closed']);
 
 /** What the Servers section needs from the sidebar. */
 export interface IServersViewOptions {
   onReconnect: (server: string) => void;
+  /** Asks the kernel for a new sign-in link (`%codemode login`). */
+  onSignIn: (server: string) => void;
 }
 
 /** Lists the servers of the kernel's state. */
@@ -49,8 +55,33 @@ export class ServersView extends Widget {
         cls: 'server-meta',
         text: [clipCounted(server.transport, 100), tools].filter(Boolean).join(' · ')
       }),
-      server.error ? el('div', { cls: 'server-error', text: clipCounted(server.error) }) : null,
-      server.fix ? el('div', { cls: 'server-fix', text: `Fix: ${clipCounted(server.fix)}` }) : null
+      this._signIn(server),
+      server.error && !server.signinUrl
+        ? el('div', { cls: 'server-error', text: clipCounted(server.error) })
+        : null,
+      server.fix && !server.signinUrl
+        ? el('div', { cls: 'server-fix', text: `Fix: ${clipCounted(server.fix)}` })
+        : null
+    ]);
+  }
+
+  /** The row's way to sign in: the kernel's link while one waits, else a button asking for one. */
+  private _signIn(server: IServerInfo): HTMLElement | null {
+    if (server.signinUrl) {
+      const link = el('a', {
+        cls: 'signin-link',
+        text: `Sign in to ${clipCounted(server.name, 80)}`,
+        title: 'Opens the sign-in page in a new tab; the tools appear once you are signed in',
+        attrs: { href: server.signinUrl, target: '_blank', rel: 'noopener noreferrer' }
+      });
+      const note = ' (a new tab; its tools arrive here once you are signed in)';
+      return el('div', { cls: 'server-signin' }, [link, el('span', { cls: 'server-meta', text: note })]);
+    }
+    if (server.state !== 'signin') {
+      return null;
+    }
+    return el('div', { cls: 'server-signin' }, [
+      button('Sign in', () => this._options.onSignIn(server.name), 'signin')
     ]);
   }
 }

@@ -17,7 +17,7 @@ import { type AccordionPanel, Widget } from '@lumino/widgets';
 
 import { clipCounted } from '../common/format';
 
-import { loadCode, reconnectCode, runSilently, UnsafeActionError, type IActionReport } from './actions';
+import { loadCode, loginCode, reconnectCode, runSilently, UnsafeActionError, type IActionReport } from './actions';
 import { CodeModeClient, type IArtifactInfo, type IKernelState } from './api';
 import { ArtifactsView } from './artifacts';
 import { button, el } from './dom';
@@ -81,7 +81,10 @@ export class CodeModeSidebar extends SidePanel {
       })
     );
 
-    this._servers = new ServersView({ onReconnect: name => void this.reconnect(name) });
+    this._servers = new ServersView({
+      onReconnect: name => void this.reconnect(name),
+      onSignIn: name => void this.signIn(name)
+    });
     this._tools = new ToolsView({ onInsert: call => this.insertCall(call) });
     this._artifacts = new ArtifactsView({
       fetchData: artifact => this._client.artifactData(this._kernelId, artifact.id),
@@ -166,6 +169,19 @@ export class CodeModeSidebar extends SidePanel {
       return this._refuse(error);
     }
     const report = await this._run(`Reconnect ${clipCounted(server, 80)}`, code);
+    await this._pollState();
+    return report;
+  }
+
+  /** Asks the kernel for a new sign-in link (`%codemode login`); the row then shows it. */
+  async signIn(server: string): Promise<IActionReport | null> {
+    let code: string;
+    try {
+      code = loginCode(server);
+    } catch (error) {
+      return this._refuse(error);
+    }
+    const report = await this._run(`Sign in to ${clipCounted(server, 80)}`, code);
     await this._pollState();
     return report;
   }
