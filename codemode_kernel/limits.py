@@ -3,10 +3,15 @@
 The config's ``codeMode`` bounds and defaults, the executor's check of a ``timeout``, the agent's and
 ``codemode serve``'s ``execute_python`` parameter, the CLI's ``--timeout`` and the messages and
 descriptions that quote these numbers all read them here, so a change here changes every one of them.
-Standard library only (nothing at all, in fact): both the kernel and a worker may import it.
+``check_timeout`` is the one rule for a timeout someone asks for at a front door (``codemode serve``'s and
+the agent's ``execute_python``, ``codemode run --timeout``, ``%%codemode --timeout``): a value outside the
+range is refused with a message naming the field, never brought into range silently.
+Standard library only: both the kernel and a worker may import it.
 """
 
 from __future__ import annotations
+
+import math
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -17,6 +22,8 @@ __all__ = [
     "MIN_GRACE",
     "MIN_TIMEOUT",
     "TIMEOUT_RANGE",
+    "TimeoutValueError",
+    "check_timeout",
 ]
 
 DEFAULT_TIMEOUT = 30.0
@@ -47,3 +54,27 @@ MAX_GRACE = 60.0
 DEFAULT_SESSION_IDLE = 600.0
 """Seconds a session (globals kept between runs) may go without a run before its worker is ended: a
 worker per forgotten session would otherwise live as long as the kernel."""
+
+
+class TimeoutValueError(ValueError):
+    """A timeout someone asked for is not a number of seconds within ``TIMEOUT_RANGE``."""
+
+
+def check_timeout(value: object, *, field: str = "timeout") -> float:
+    """``value`` as seconds, or TimeoutValueError naming ``field``, the range and the fix.
+
+    Refused, not brought into range: whoever asked for 600 s (a person at the CLI, a model) learns at once
+    that they will not get it and can choose what to do, instead of reading afterwards that a long job was
+    stopped at 300 s. One rule, so the CLI, the magic, ``codemode serve`` and the agent answer alike.
+
+    Raises:
+        TimeoutValueError: ``value`` is not a finite number (booleans are not numbers here), or is
+            outside ``MIN_TIMEOUT`` to ``MAX_TIMEOUT``.
+    """
+    fix = f"pass a number of seconds from {TIMEOUT_RANGE}, or leave {field} out for the default"
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise TimeoutValueError(f"{field}: {shown} is not a number of seconds; {fix}")
+    if not MIN_TIMEOUT <= value <= MAX_TIMEOUT:
+        raise TimeoutValueError(f"{field}: {value:g} seconds is outside {TIMEOUT_RANGE}; {fix}")
+    return float(value)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -28,7 +27,7 @@ from ..errors import (
 )
 from ..executor import Executor
 from ..executor.owned import OwnedTool
-from ..limits import MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
+from ..limits import TimeoutValueError, check_timeout
 from ..llm.types import ToolCall
 from ..toolbox import Toolbox
 from ..toolspec import ToolSpec
@@ -106,7 +105,11 @@ class ActionRunner:
             got = f" (got {call.raw_arguments[:200]!r})" if call.raw_arguments else ""
             text = f'execute_python needs "code": the whole program as one string{got}. Call it again.\n'
             return AgentAction(call, "code", text, is_error=True)
-        timeout, note = self._timeout(call.arguments.get("timeout"))
+        asked = call.arguments.get("timeout")
+        try:
+            timeout = self.toolset.timeout if asked is None else check_timeout(asked)
+        except TimeoutValueError as exc:
+            return AgentAction(call, "code", f"{exc}. Then call execute_python again.\n", is_error=True)
         self.emit(CodeRequested(step, call.id, code, timeout))
         self.emit(ExecutionStarted(step, call.id, code))
 
@@ -121,23 +124,11 @@ class ActionRunner:
             code, timeout=timeout, tools=self.tools, replay=replay, on_output=on_output, on_call=on_call
         )
         duration = (time.monotonic() - started) * 1000
-        view = execution_text(result, note=note)
+        view = execution_text(result)
         saved = await self._keep_whole(view, result.execution_id)
         text = view.render(self.options.result_budget, saved_as=saved)
         self.emit(ExecutionFinished(step, call.id, result, text))
         return AgentAction(call, "code", text, view.is_error, duration, code=code, execution=result)
-
-    def _timeout(self, asked: Any) -> tuple[float, str]:
-        """The execution's limit: the model's (brought into ``TIMEOUT_RANGE``) or the settings' default."""
-        if asked is None:
-            return self.toolset.timeout, ""
-        if isinstance(asked, bool) or not isinstance(asked, int | float) or not math.isfinite(asked):
-            default = self.toolset.timeout
-            return default, f"[timeout {asked!r} is not a number of seconds; ran with {default:g} s]"
-        limit = min(max(float(asked), MIN_TIMEOUT), MAX_TIMEOUT)
-        if limit == asked:
-            return limit, ""
-        return limit, f"[timeout {asked:g} s is outside {TIMEOUT_RANGE}; ran with {limit:g} s]"
 
     async def _keep_whole(self, view: ResultText, execution_id: str) -> str | None:
         """Store the body as an artifact when it will be cut, so the model can read the rest later."""

@@ -18,7 +18,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 from starlette.requests import Request
 
 from .._version import __version__
@@ -28,7 +28,7 @@ from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_
 from ..errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
 from ..executor import ExecutionResult, Executor
 from ..executor.result import format_result_text
-from ..limits import MAX_TIMEOUT, MIN_TIMEOUT
+from ..limits import MAX_TIMEOUT, MIN_TIMEOUT, TimeoutValueError, check_timeout
 from ..toolbox import Toolbox
 from .approval import Allowances, ClientApprover
 from .client_tools import (
@@ -67,6 +67,12 @@ SESSION_PARAMETER = (
     "after {idle} s unused, or when its program is stopped; the result's `session` says which one ran, and "
     "over HTTP without MCP sessions it is the name to pass next time."
 )
+
+TIMEOUT_SCHEMA = WithJsonSchema(
+    {"anyOf": [{"type": "number", "minimum": MIN_TIMEOUT, "maximum": MAX_TIMEOUT}, {"type": "null"}]}
+)
+"""What clients are told of ``timeout``; the value itself is checked by ``limits.check_timeout``, so a bad
+one gets the message every front door gives instead of a validation library's report and link."""
 
 SESSION_REFUSED = (
     "session: not with tools or resume: a program using your tools is run again from the top in each "
@@ -113,9 +119,7 @@ def build_server(
     async def execute_python(
         code: Annotated[str, Field(description=CODE_PARAMETER)],
         ctx: Context[Any, Any],
-        timeout: Annotated[
-            float | None, Field(ge=MIN_TIMEOUT, le=MAX_TIMEOUT, description=timeout_text)
-        ] = None,
+        timeout: Annotated[Any, TIMEOUT_SCHEMA, Field(description=timeout_text)] = None,
         session: Annotated[str | None, Field(min_length=1, max_length=100, description=session_text)] = None,
         tools: Annotated[list[dict[str, Any]] | None, Field(description=TOOLS_PARAMETER)] = None,
         resume: Annotated[dict[str, Any] | None, Field(description=RESUME_PARAMETER)] = None,
@@ -124,6 +128,10 @@ def build_server(
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if modern and ctx.request_state is not None:  # a retry answering the run's approval question
             return await rounds.retry(ctx)
+        try:
+            timeout = None if timeout is None else check_timeout(timeout)
+        except TimeoutValueError as exc:
+            raise ToolError(str(exc)) from None
         try:
             run = client_run(code, tools, resume, answers, timeout)
         except ClientToolsError as exc:

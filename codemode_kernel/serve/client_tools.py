@@ -29,6 +29,7 @@ from ..calllog import ToolCallRecord
 from ..executor import ExecutionResult
 from ..executor.owned import OwnedTool, answered, call_result
 from ..executor.result import ErrorRecord, PendingCall
+from ..limits import TimeoutValueError, check_timeout
 from ..toolbox import RESERVED_NAMES
 from ..toolspec import ToolSpec
 from ..typegen import build_tool_models
@@ -299,8 +300,10 @@ def _check_resume(resume: Mapping[str, Any]) -> _State:
     if not isinstance(code, str):
         raise ClientToolsError(f"resume.code_sha256: missing or not a string; {_PASS_BACK}")
     timeout = resume.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)):
-        raise ClientToolsError(f"resume.timeout: must be a number of seconds; {_PASS_BACK}")
+    try:
+        timeout = None if timeout is None else check_timeout(timeout, field="resume.timeout")
+    except TimeoutValueError as exc:
+        raise ClientToolsError(f"{exc}; {_PASS_BACK}") from None
     definitions = _check_tools(_list(resume, "tools"), "resume.tools")
     record = [_check_record(call, f"resume.record[{i}]") for i, call in enumerate(_list(resume, "record"))]
     pending = [
@@ -308,7 +311,7 @@ def _check_resume(resume: Mapping[str, Any]) -> _State:
     ]
     if not pending:
         raise ClientToolsError(f"resume.pending: no call is pending; {_PASS_BACK}")
-    return _State(code, definitions, record, pending, float(timeout) if timeout is not None else None)
+    return _State(code, definitions, record, pending, timeout)
 
 
 def _list(resume: Mapping[str, Any], key: str) -> list[Any]:

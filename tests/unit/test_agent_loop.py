@@ -216,12 +216,16 @@ def test_a_timeout_goes_back_to_the_model(toolbox: Toolbox, executor: Executor) 
     assert result.status == "answered"
 
 
-def test_an_out_of_range_timeout_is_kept_in_range_and_said(toolbox: Toolbox, executor: Executor) -> None:
-    model = FakeModel([code("1 + 1", timeout=9000), answer("2")])
+def test_an_out_of_range_timeout_is_refused_as_every_front_door_does(
+    toolbox: Toolbox, executor: Executor
+) -> None:
+    model = FakeModel([code("1 + 1", timeout=9000), code("1 + 1", timeout=300), answer("2")])
     result = run(Agent(toolbox, executor, model, CodeModeSettings()), "add")
-    execution = result.executions[0]
-    assert execution.timeout_s == 300
-    assert "timeout 9000 s is outside 1 to 300; ran with 300 s" in model.sent[1].messages[-1].content
+    refused = model.sent[1].messages[-1]
+    assert refused.is_error
+    assert refused.content.startswith("timeout: 9000 seconds is outside 1 to 300; pass a number of seconds")
+    assert refused.content.endswith("or leave timeout out for the default. Then call execute_python again.\n")
+    assert [execution.timeout_s for execution in result.executions] == [300]  # the refused one did not run
 
 
 def test_an_excluded_tool_is_an_ordinary_tool_called_through_the_hub(

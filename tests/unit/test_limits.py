@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from codemode_kernel import limits
 from codemode_kernel.config import CodeModeSettings, ServeSettings
 
@@ -102,3 +104,27 @@ def test_the_configuration_reference_states_the_limits() -> None:
         row = re.search(rf"^\| `{key}` \| ([^|]+) \| `([^`]+)` \|", text, re.MULTILINE)
         assert row is not None, key
         assert (row[1].strip(), float(row[2])) == (kind, default), key
+
+
+@pytest.mark.parametrize(
+    ("asked", "field", "message"),
+    [
+        (301, "timeout", "timeout: 301 seconds is outside 1 to 300; "),
+        (0.5, "--timeout", "--timeout: 0.5 seconds is outside 1 to 300; "),
+        ("ten", "timeout", "timeout: 'ten' is not a number of seconds; "),
+        (True, "timeout", "timeout: True is not a number of seconds; "),
+        (float("nan"), "timeout", "timeout: nan is not a number of seconds; "),
+    ],
+)
+def test_a_timeout_outside_the_rule_is_refused_naming_the_field_and_the_fix(
+    asked: object, field: str, message: str
+) -> None:
+    with pytest.raises(limits.TimeoutValueError) as refused:
+        limits.check_timeout(asked, field=field)
+    fix = f"pass a number of seconds from {limits.TIMEOUT_RANGE}, or leave {field} out for the default"
+    assert str(refused.value) == message + fix
+
+
+def test_a_timeout_within_the_rule_is_taken_as_seconds() -> None:
+    assert limits.check_timeout(limits.MIN_TIMEOUT) == limits.MIN_TIMEOUT
+    assert limits.check_timeout(300) == 300.0 and isinstance(limits.check_timeout(300), float)
