@@ -94,6 +94,7 @@ def _describe_server(status: ServerStatus, said: _Unvalidated | None = None) -> 
     lines = [head]
     if status.error:
         lines.append(f"    problem: {status.error}")
+        lines.extend(status.log_tail_lines())
         lines.append(f"    fix: {fix_for(status)}")
     if status.log_path and status.state == "failed":
         lines.append(f"    stderr log: {status.log_path}")

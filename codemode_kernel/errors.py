@@ -4,7 +4,8 @@ Catch broad, recover narrow::
 
     CodeModeError                   anything this package raises on purpose
     ├── ConfigError                 a config file is wrong: names the file, the JSON path and the fix
-    │   └── UntrustedConfigError    a project file would start commands and is not trusted yet
+    │   ├── UntrustedConfigError    a project file would start commands and is not trusted yet
+    │   └── ServerToolCollisionError  (also a ToolNameCollisionError) configured servers' tools share a name
     ├── ToolNameCollisionError      two tools (or a tool and a reserved name) map to one function name
     ├── ServerError                 an MCP server could not start, died, or answered nonsense
     │   ├── SignInRequired          a remote server wants its user to sign in (``codemode login NAME``)
@@ -62,6 +63,7 @@ __all__ = [
     "SandboxError",
     "ServerBusyError",
     "ServerError",
+    "ServerToolCollisionError",
     "SessionLimitError",
     "SignInFailed",
     "SignInRequired",
@@ -109,11 +111,37 @@ class UntrustedConfigError(ConfigError):
 
 
 class ToolNameCollisionError(CodeModeError):
-    """Tool names collide after conversion to Python identifiers, or take a reserved name."""
+    """Tool names collide after conversion to Python identifiers, or take a reserved name.
 
-    def __init__(self, message: str, *, tools: list[str]):
+    ``tools`` lists every ``server/tool`` involved; ``collisions`` maps each shared Python name to the
+    ``server/tool`` names that would get it (empty when the raiser did not group them).
+    """
+
+    def __init__(self, message: str, *, tools: list[str], collisions: dict[str, list[str]] | None = None):
         self.tools = tools
+        self.collisions = dict(collisions or {})
         super().__init__(message)
+
+
+class ServerToolCollisionError(ToolNameCollisionError, ConfigError):
+    """Tools of the configured servers would share a Python name: the config must say which wins.
+
+    A ``ConfigError`` too (the fix is a ``prefix`` or an ``excludedTools`` entry in the config), so a
+    front door that treats configuration problems as usage errors (``codemode run``: exit code 2) does.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tools: list[str],
+        collisions: dict[str, list[str]],
+        file: str | None,
+        fix: str,
+    ):
+        self.tools = tools
+        self.collisions = dict(collisions)
+        ConfigError.__init__(self, message, file=file, fix=fix)
 
 
 class ServerError(CodeModeError):

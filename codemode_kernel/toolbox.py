@@ -22,6 +22,7 @@ waits for all of them.
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import os
 import threading
@@ -34,11 +35,20 @@ from .approvals import PERSONS_OWN_CALL, ApprovalCheck, ApprovalPolicy, current_
 from .artifacts import ArtifactStore
 from .calllog import CallLog
 from .config import CodeModeSettings, Config, load_config, resolve_code_mode
+from .config.discovery import USER_CONFIG_FILE, user_config_dir
+from .errors import ServerToolCollisionError, ToolNameCollisionError
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
 from .hub.reporting import acall_reporting, call_reporting
 from .shapes import ShapeStore
 from .toolspec import ToolSpec
-from .typegen import ToolModel, build_tool_models, make_async_tool_function, make_tool_function, render_stubs
+from .typegen import (
+    ToolModel,
+    build_tool_models,
+    function_name,
+    make_async_tool_function,
+    make_tool_function,
+    render_stubs,
+)
 from .worker.tools_module import HELPER_NAMES
 
 __all__ = ["RESERVED_NAMES", "ToolNamespace", "Toolbox"]
@@ -162,7 +172,7 @@ class Toolbox:
         """Tool models for a model's own ``excludedTools`` (``models_for``), by exclusion list, with the
         tools version they were built for."""
         self._rebuilding = threading.Lock()  # the hub's thread (a server got ready) and the caller's
-        self.hub.on_tools_changed(self._rebuild)
+        self.hub.on_tools_changed(self._rebuild_after_change)
 
     def _sampling_model(self) -> Any:
         """The model a server's sampling request is answered with: the config's first (``open_model``)."""
@@ -191,7 +201,8 @@ class Toolbox:
         (``ToolHub.start``) with slow servers still connecting in the background.
 
         Raises:
-            ToolNameCollisionError: two tools map to one Python name; nothing stays connected.
+            ServerToolCollisionError: two tools map to one Python name (a ``ConfigError`` and a
+                ``ToolNameCollisionError``); nothing stays connected.
         """
         try:
             self.hub.start()
@@ -318,6 +329,18 @@ class Toolbox:
 
     # -- building the functions -------------------------------------------------------------------
 
+    def _rebuild_after_change(self) -> None:
+        """The hub's listener (on its thread): rebuild the functions when a server's tools changed.
+
+        A collision is not raised here, where nobody could act on it (it became a traceback in the log):
+        the functions stay as they were, and the next caller that asks for them (``start``,
+        ``wait_for_servers``, ``refresh``, naming a tool) gets the error, once, with the fix.
+        """
+        try:
+            self._rebuild()
+        except ToolNameCollisionError as exc:
+            log.debug("tools changed; their functions wait for a collision to be fixed: %s", exc)
+
     def _rebuild(self) -> None:
         with self._rebuilding:
             version = self.tools_version
@@ -356,7 +379,10 @@ class Toolbox:
 
     def _build_models(self, specs: list[ToolSpec]) -> list[ToolModel]:
         prefixes = {name: cfg.prefix for name, cfg in self.config.servers.items() if cfg.prefix}
-        return build_tool_models(self.shapes.apply(specs), prefixes=prefixes, reserved=self._reserved)
+        try:
+            return build_tool_models(self.shapes.apply(specs), prefixes=prefixes, reserved=self._reserved)
+        except ToolNameCollisionError as exc:
+            raise collision_in_config(exc, self.config) from None
 
     def _late_server(self, server: str) -> ToolNamespace | None:
         """``by_server[server]`` while that server is still connecting: wait for it, as for its tools."""
@@ -428,6 +454,51 @@ def _with_model(function: _F, model: ToolModel) -> _F:
     target.spec = model.spec
     target.model = model
     return function
+
+
+def collision_in_config(exc: ToolNameCollisionError, config: Config) -> ServerToolCollisionError:
+    """A collision between the configured servers' tools, as the config problem it is.
+
+    Names the config file, every clash with its ``server/tool`` names, and both fixes with real names: a
+    ``prefix`` for a server (when the clash is between servers) or an ``excludedTools`` entry.
+    """
+    count = len(exc.collisions)
+    clashes = "".join(
+        f"\n  - {name}() would be the name of {' and '.join(tools)}" for name, tools in exc.collisions.items()
+    )
+    return ServerToolCollisionError(
+        f"{count} tool name collision{'s' if count != 1 else ''} in code mode:{clashes}",
+        tools=exc.tools,
+        collisions=exc.collisions,
+        file=str(config.source) if config.source else None,
+        fix=_collision_fix(exc.collisions, config),
+    )
+
+
+def _collision_fix(collisions: dict[str, list[str]], config: Config) -> str:
+    """Both ways out, with the names of this config: a server prefix, or keeping one tool out of code mode."""
+    later = [tools[-1] for tools in collisions.values()]  # the later tool of each clash
+    apart = [  # a prefix parts tools of two servers, never two tools of one server
+        tool for tool, tools in zip(later, collisions.values(), strict=True) if len(_servers(tools)) > 1
+    ]
+    fixes = []
+    if apart:
+        server, tool = apart[0].split("/", 1)
+        example = function_name(tool, f"{server}_")
+        prefix = f'"prefix": "{server}_"'
+        fixes.append(f'give server "{server}" a "prefix" ({prefix} in its entry makes {example}())')
+    where = config.settings_source or f"your user config ({user_config_dir() / USER_CONFIG_FILE})"
+    which = "one tool" if len(later) == 1 else "one tool of each"
+    fixes.append(
+        f'keep {which} out of code mode: "excludedTools": {json.dumps(later)} in "defaults"."codeMode" of '
+        f"{where} (it stays a classic tool for the agent)"
+    )
+    return "; or ".join(fixes)
+
+
+def _servers(tools: list[str]) -> set[str]:
+    """The servers of ``server/tool`` names."""
+    return {tool.split("/", 1)[0] for tool in tools}
 
 
 def _aliases(models: list[ToolModel]) -> dict[str, str]:

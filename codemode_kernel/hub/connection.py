@@ -29,6 +29,7 @@ from ..errors import ServerError
 from ..toolspec import ToolSpec
 from . import reconnect
 from .listing import list_tools
+from .log_tail import log_size, read_log_tail
 from .reconnect import RECONNECT_BACKOFF
 from .server_requests import AskContext, ServerRequests
 from .stdio import StdoutNoise
@@ -75,6 +76,10 @@ class ServerConnection:
         """How many times the connection was made again (a stdio server restarted, a remote one reached
         again) after it was lost; failed attempts do not count."""
         self.log_path: Path | None = None
+        self.log_tail: tuple[str, ...] = ()
+        """After a failed start of a stdio server: the last lines it wrote to stderr then (its reason),
+        made safe to show (``log_tail.py``)."""
+        self._log_start = 0
         self.stdout_noise = StdoutNoise()
         """Lines a stdio server wrote to stdout that are not JSON-RPC, counted over every (re)start."""
         if config.transport == "stdio":
@@ -123,6 +128,8 @@ class ServerConnection:
         self._closing = False
         self.state = "connecting"
         self.error = None
+        self.log_tail = ()
+        self._log_start = log_size(self.log_path)
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
         self._generation += 1
@@ -139,6 +146,7 @@ class ServerConnection:
             await asyncio.shield(self._stop_owner())  # interrupted: leave no server process behind
             raise
         if self._client is None:  # it failed, and said why (self.error)
+            self.log_tail = self._read_log_tail()
             if self.config.transport != "stdio":
                 self._retry_at = asyncio.get_running_loop().time() + RECONNECT_BACKOFF
             return
@@ -470,6 +478,15 @@ class ServerConnection:
         self.state = "failed"
         self.error = reason
         self._ready.set()
+
+    def _read_log_tail(self) -> tuple[str, ...]:
+        """What a stdio server wrote to stderr during the start that just failed, its ``env`` values masked.
+
+        Read once the transport has closed, which waits for the pipe to be drained into the log.
+        """
+        if self.log_path is None:
+            return ()
+        return read_log_tail(self.log_path, since=self._log_start, secrets=self.config.env.values())
 
     def log_path_str(self) -> str | None:
         """The stderr log's path as text, for messages (None for remote servers)."""

@@ -66,9 +66,21 @@ class ServerStatus:
     protocol_version: str | None
     restarts: int
     warnings: tuple[str, ...]
+    log_tail: tuple[str, ...] = ()
+    """After a failed start of a stdio server: the last lines of its stderr then (the reason it gave), each
+    printable, short, with secrets masked."""
     non_json_lines: int = 0
     """Lines the server wrote to its stdout that are not JSON-RPC (they were skipped), over every start."""
     last_non_json_line: str | None = None
+
+    def log_tail_lines(self, indent: str = "    ") -> list[str]:
+        """The end of its stderr log as shown under its problem (doctor, ``%codemode status``, sidebar).
+
+        A heading and the lines, or nothing when there are none.
+        """
+        if not self.log_tail:
+            return []
+        return [f"{indent}its stderr log ends with:", *(f"{indent}  | {line}" for line in self.log_tail)]
 
     def stdout_note(self) -> str | None:
         """One line about the non-JSON-RPC lines on the server's stdout, or None when there were none."""
@@ -222,6 +234,7 @@ class ToolHub:
                     tools=len(conn.tools) if conn and state == "ready" else 0,
                     error=conn.error if conn else None,
                     log_path=str(conn.log_path) if conn and conn.log_path else None,
+                    log_tail=conn.log_tail if conn else (),
                     protocol_version=conn.protocol_version if conn else None,
                     restarts=conn.restarts if conn else 0,
                     warnings=tuple(conn.warnings) if conn else (),

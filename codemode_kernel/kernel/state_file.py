@@ -67,7 +67,7 @@ def server_entry(status: ServerStatus, signin_url: str | None = None) -> dict[st
         "state": status.state,
         "transport": status.transport,
         "tool_count": status.tools,
-        "error": status.error,
+        "error": "\n".join([status.error, *status.log_tail_lines("")]) if status.error else None,
         "fix": fix_for(status) if status.error else None,
         "signin_url": signin_url,
     }

@@ -202,5 +202,6 @@ def assign_function_names(
             + "Fix: add one of the tools to `excludedTools` in the config (it stays available as a classic "
             'tool), or give its server a `prefix` (for example "prefix": "gh_").',
             tools=involved,
+            collisions={name: tools for name, tools in owners.items() if len(tools) > 1},
         )
     return names
