@@ -1,7 +1,8 @@
 """What a tool call returns in Python: the wire CallToolResult turned into values people use.
 
 - ``structuredContent``, or text that is a JSON object or array, becomes a ``ToolResult`` (a dict that
-  also answers attribute access: ``r.temperature`` and ``r["temperature"]``) or a list of them.
+  also answers attribute access: ``r.temperature`` and ``r["temperature"]``) or a list of them. A field
+  named like a dict method, a keyword or a ``__`` name is only ``r["name"]`` (``attribute_field``).
 - Plain text stays ``str``; several text blocks are joined with newlines.
 - Images and audio become ``Image`` / ``Audio`` objects that display in a notebook; embedded resources
   and resource links become ``Resource`` / ``ResourceLink``. Mixed content comes back as a list.
@@ -12,22 +13,71 @@ from __future__ import annotations
 
 import base64
 import json
+import keyword
+import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import ToolError
 
-__all__ = ["Audio", "Image", "Resource", "ResourceLink", "ToolResult", "decode_result", "error_message"]
+__all__ = [
+    "DICT_METHODS",
+    "Audio",
+    "Image",
+    "Resource",
+    "ResourceLink",
+    "ToolResult",
+    "attribute_field",
+    "decode_result",
+    "error_message",
+    "subscript_note",
+]
+
+
+DICT_METHODS = tuple(sorted(name for name in vars(dict) if not name.startswith("__")))
+"""The dict methods a result answers by attribute even when it has a field of the same name."""
+
+
+def attribute_field(name: str) -> bool:
+    """Whether a program reads the field ``name`` as ``r.name`` (else only as ``r["name"]``).
+
+    The one rule the stubs, the docstrings, the ``execute_python`` description and ``ToolResult`` follow:
+    a plain identifier (NFKC would turn ``r.\ufb01eld`` into ``r.field``), no keyword, no ``__`` name
+    (those are Python's protocol lookups, and mangled in class bodies), no dict method.
+    """
+    return (
+        name.isidentifier()
+        and unicodedata.normalize("NFKC", name) == name
+        and not keyword.iskeyword(name)
+        and not name.startswith("__")
+        and name not in DICT_METHODS
+    )
+
+
+def subscript_note(name: str, text: str = "") -> str:
+    """A field's description ``text`` for stubs and docstrings, after the note ``read as r["name"]``.
+
+    The note is for a field that looks like an attribute and is not one; it comes first, so that no
+    clipping of a long description drops it.
+    """
+    if not name.isidentifier() or attribute_field(name):
+        return text
+    note = f'read as r["{name}"]' + (f": r.{name} is the dict method" if name in DICT_METHODS else "")
+    return f"{note}. {text}" if text.strip() else note
 
 
 class ToolResult(dict[str, Any]):
     """A JSON object from a tool: a plain dict that also answers ``r.field``.
 
-    Dict methods win over fields of the same name (``r.items`` is the method; use ``r["items"]``).
-    Nested objects are ToolResults too, so ``r.location.city`` works.
+    Which fields are attributes is ``attribute_field``'s rule. Dict methods win over fields of the same
+    name (``r.items`` is the method; the field is ``r["items"]``), and such a method, taken for the field
+    (iterated, indexed), says so. Nested objects are ToolResults too, so ``r.location.city`` works.
     """
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy, pickle and IPython look these up: never a field
+            hint = f': read the field as r["{name}"]' if name in self else ""
+            raise AttributeError(f"result has no attribute {name!r}{hint}")
         try:
             return self[name]
         except KeyError:
@@ -35,7 +85,60 @@ class ToolResult(dict[str, Any]):
             raise AttributeError(f"result has no field {name!r} (fields: {fields})") from None
 
     def __dir__(self) -> list[str]:
-        return sorted({*super().__dir__(), *(k for k in self if k.isidentifier())})
+        return sorted({*super().__dir__(), *(k for k in self if attribute_field(k))})
+
+
+class _DictMethod:
+    """A dict method on ToolResult: wrapped as ``_ShadowedMethod`` when the result has a field of its name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.method = vars(dict)[name]
+
+    def __get__(self, instance: ToolResult | None, owner: type | None = None) -> Any:
+        bound = self.method.__get__(instance, owner)
+        if instance is None or not dict.__contains__(instance, self.name):
+            return bound
+        return _ShadowedMethod(bound, self.name)
+
+
+class _ShadowedMethod:
+    """A dict method whose name is also a field: calling it is the method, using it as data explains.
+
+    ``for row in r.values`` would otherwise fail with "'builtin_function_or_method' object is not
+    iterable", which does not tell a program (or the model that wrote it) to write ``r["values"]``.
+    """
+
+    __slots__ = ("_method", "_name")
+
+    def __init__(self, method: Any, name: str) -> None:
+        self._method = method
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._method(*args, **kwargs)
+
+    def _hint(self) -> str:
+        name = self._name
+        return f'r.{name} is the dict method {name}(), not the field: read the field as r["{name}"]'
+
+    def _misread(self, *args: Any) -> NoReturn:
+        raise TypeError(self._hint())
+
+    __iter__ = __getitem__ = __len__ = __contains__ = _misread
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return getattr(self._method, name)
+        except AttributeError:
+            raise AttributeError(f"{name!r}: {self._hint()}") from None
+
+    def __repr__(self) -> str:
+        return f"<{self._hint()}>"
+
+
+for _name in DICT_METHODS:
+    setattr(ToolResult, _name, _DictMethod(_name))
 
 
 def wrap_json(value: Any) -> Any:

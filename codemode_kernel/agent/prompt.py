@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..limits import TIMEOUT_RANGE
+from ..results import DICT_METHODS
 
 __all__ = [
     "CANCELLED_CALL",
@@ -64,8 +65,10 @@ _RULES = (
     "calls cost one call of this tool. Variables, imports and functions are gone when it ends (artifacts "
     "stay).",
     "The tools listed below are ordinary synchronous functions, already in scope (no import). JSON results "
-    "are dicts that also allow attribute access (r.temperature); a tool that fails raises ToolError, bad "
-    "arguments raise ToolArgumentError naming the field.",
+    "are dicts whose fields are also attributes (r.temperature), except a field named like a dict method "
+    f"({', '.join(DICT_METHODS)}), a keyword, a name starting with __ or not a plain identifier: read "
+    'those as r["name"] (the declarations mark them). A tool that fails raises ToolError, bad arguments '
+    "raise ToolArgumentError naming the field.",
     "Print what you need to see, and the last expression is returned as the value. Print summaries, not raw "
     "data: what comes back is cut to about {budget} characters.",
     "parallel([lambda c=c: f(c) for c in items]) runs calls concurrently and returns results in order (a "
@@ -99,9 +102,9 @@ _EXCLUDED_RULE = "These tools are not functions in programs; call them as separa
 _STUBS_HEADER = "The tools, as Python declarations (the bodies run in the kernel):"
 
 _COMPACT_HEADER = (
-    "{count} tools, by server: name(parameters) -> result type, and the first line of the docstring. Before "
-    'using a tool, call tool_schema("name") in a program (print it) to see its parameters, result type and '
-    'docs; search_tools("words") finds tools by keyword.'
+    "{count} tools, by server: name(parameters) -> result type, and the first sentence of the docstring. "
+    'Before using a tool, call tool_schema("name") in a program (print it) to see its parameters, result '
+    'type and docs; search_tools("words") finds tools by keyword.'
 )
 
 _NO_TOOLS = "No MCP tools are available as functions; the helpers above still are."
@@ -111,7 +114,7 @@ _SELECTED_HEADER = (
 )
 
 _REST_HEADER = (
-    "The other {count} tools, by server: name(parameters) -> result type, and the first line of the "
+    "The other {count} tools, by server: name(parameters) -> result type, and the first sentence of the "
     'docstring. Before using one of them, call tool_schema("name") in a program (print it) to see its '
     'parameters, result type and docs; search_tools("words") finds tools by keyword.'
 )
@@ -129,7 +132,8 @@ def selection_request(request: str, listing: str, *, count: int, limit: int) -> 
     """
     return (
         f"The request:\n{request.strip()}\n\n"
-        f"{count} tools, by server: name(parameters) -> result type, and the first line of the docstring:\n"
+        f"{count} tools, by server: name(parameters) -> result type, and the first sentence of the "
+        "docstring:\n"
         f"{listing.rstrip()}\n\n"
         f"Which of these tools could a program answering the request call? Answer with a JSON array of at "
         f'most {limit} tool names as written above, most useful first (e.g. ["name_one", "name_two"]); '

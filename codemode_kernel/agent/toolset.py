@@ -20,6 +20,7 @@ from ..limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from ..llm.types import ToolDefinition
 from ..toolspec import ToolSpec
 from ..typegen import ToolModel, render_signature, render_stubs
+from ..typegen.text import summary
 from . import prompt
 from .artifact_tools import ARTIFACT_TOOLS
 from .modules import importable_modules
@@ -29,7 +30,7 @@ __all__ = ["AgentToolset", "build_toolset", "compact_listing"]
 
 _NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX_NAME = 64  # what OpenAI and Anthropic accept: ^[a-zA-Z0-9_-]{1,64}$
-_FIRST_LINE_CHARS = 160
+_SUMMARY_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -158,22 +159,16 @@ def _listing(models: Sequence[ToolModel], options: AgentOptions) -> tuple[str, b
 
 
 def compact_listing(models: Sequence[ToolModel]) -> str:
-    """One line per tool under its server: the signature and the first line of its description."""
+    """One line per tool under its server: the signature and the first sentence of its description."""
     lines: list[str] = []
     for server in dict.fromkeys(m.spec.server for m in models):
         lines.append(f"{server}:")
         for model in models:
             if model.spec.server != server:
                 continue
-            first = _first_line(model.spec.description or model.spec.title or "")
+            first = summary(model.spec.description or model.spec.title or "", _SUMMARY_CHARS)
             lines.append(f"  {render_signature(model)}" + (f"  # {first}" if first else ""))
     return "\n".join(lines)
-
-
-def _first_line(text: str) -> str:
-    stripped = text.strip()
-    line = stripped.splitlines()[0].strip() if stripped else ""
-    return line if len(line) <= _FIRST_LINE_CHARS else line[: _FIRST_LINE_CHARS - 1] + "…"
 
 
 def _execute_python_parameters(timeout: float) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, Union, cast
 
 from ..errors import ToolArgumentError
+from ..results import subscript_note
 from .model import ToolModel
 from .pytypes import (
     AnyType,
@@ -141,7 +142,7 @@ def _returns(model: ToolModel) -> str:
     lines = [f"    {output.name}{inferred}, with:"]
     for f in output.fields:
         optional = "" if f.required else ", optional"
-        text = comment_text(f.description, 300)
+        text = comment_text(subscript_note(f.wire_name, f.description), 300)
         lines.append(
             f"        {f.wire_name} ({comment_text(render_type(f.type), 120)}{optional}): {text}".rstrip(": ")
         )

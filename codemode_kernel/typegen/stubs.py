@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..results import subscript_note
 from .model import Param, ToolModel
 from .pytypes import (
     AnyType,
@@ -129,10 +130,10 @@ def render_signature(
     return f"{model.function_name}({', '.join(parts)}) -> {returns}"
 
 
-def _field_comment(description: str, pytype: PyType) -> str:
-    """Trailing ``# ...`` text for a field: the reason it is Any, then its description."""
+def _field_comment(key: str, description: str, pytype: PyType) -> str:
+    """Trailing ``# ...`` text for a field: how to read it if not as ``r.key``, why it is Any, what it is."""
     reason = f"Any: {pytype.reason}. " if isinstance(pytype, AnyType) and pytype.reason else ""
-    text = comment_text(reason + description, 600)
+    text = comment_text(subscript_note(key, reason + description), 600)
     return f"  # {text}" if text else ""
 
 
@@ -158,7 +159,8 @@ def _render_class(cls: ClassType, names: _Names, typing: _Typing, *, comments: b
         if f.required != total:
             typing.used.add(marker)
             rendered = f"{marker}[{rendered}]"
-        rows.append((f.wire_name, rendered, _field_comment(f.description, f.type) if comments else ""))
+        comment = _field_comment(f.wire_name, f.description, f.type) if comments else ""
+        rows.append((f.wire_name, rendered, comment))
     extra = ""
     if cls.extra is not None:
         extra = f"# other keys: {comment_text(render_type(cls.extra, names, typing))}"

@@ -11,12 +11,18 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["clip", "comment_text", "docstring_text", "py_string"]
+__all__ = ["clip", "comment_text", "docstring_text", "py_string", "summary"]
 
 # Characters that would end a line, break compile() (NUL, lone surrogates) or reorder text for a reader
 # (bidirectional overrides).
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn"})
 _SPACES = re.compile(r"\s+")
+# Where a description's first paragraph ends: a blank line, or a line that starts a list or a heading.
+_PARAGRAPH_END = re.compile(r"\n\s*\n|\n[ \t]*(?:[-*+•]|\d+[.)]|#+)\s")
+# The end of a sentence: ., ! or ? before a space and a word that does not start in lower case ("e.g. the").
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[^\sa-z])")
+_ABBREVIATIONS = frozenset({"approx", "cf", "eg", "etc", "ie", "incl", "vs"})
+_INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "e.g", "i.e", "u.s"
 # A double quote that another one follows (or that ends the text) could help form a closing `"""`.
 _RISKY_QUOTE = re.compile(r'"(?="|$)')
 
@@ -24,6 +30,38 @@ _RISKY_QUOTE = re.compile(r'"(?="|$)')
 def clip(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, marked with an ellipsis when cut."""
     return text if len(text) <= limit else text[: max(limit - 3, 0)].rstrip() + "..."
+
+
+def summary(text: str, limit: int) -> str:
+    """The first sentence of ``text``, on one line of at most ``limit`` characters.
+
+    Servers hard-wrap their descriptions, so a first line often stops mid-sentence: the first paragraph
+    is unwrapped first. A sentence longer than ``limit`` is cut at a word, with an ellipsis.
+    """
+    paragraph = _PARAGRAPH_END.split(_clean(text, keep_newlines=True).strip(), maxsplit=1)[0]
+    flat = _SPACES.sub(" ", paragraph).strip()
+    sentence = flat[: _sentence_end(flat)]
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[: max(limit - 1, 0)]
+    word_end = cut.rfind(" ")
+    if word_end > limit // 2:  # a word boundary not too far back; else cut the (very long) word itself
+        cut = cut[:word_end]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def _sentence_end(text: str) -> int:
+    """Where the first sentence of one-line ``text`` ends (its length when it is one sentence).
+
+    That is after the first ``.``, ``!`` or ``?`` before a word not in lower case, unless the period
+    ends an abbreviation ("e.g. Oslo").
+    """
+    for end in _SENTENCE_END.finditer(text):
+        word = text[: end.start()].rsplit(" ", 1)[-1].lstrip("([{\"'`").lower()
+        if end.group() == "." and (word in _ABBREVIATIONS or _INITIALS.fullmatch(word)):
+            continue
+        return end.end()
+    return len(text)
 
 
 def _clean(text: str, keep_newlines: bool) -> str:
