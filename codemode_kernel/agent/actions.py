@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..approvals import ApprovalCheck
+from ..budget import keep_whole
 from ..calllog import CallRecord
 from ..errors import (
-    ArtifactError,
     ServerError,
     ToolArgumentError,
     ToolError,
@@ -135,18 +135,9 @@ class ActionRunner:
         if not view.overflows(self.options.result_budget):
             return None
         store = self.executor.artifacts
-        try:
-            artifact = await asyncio.to_thread(
-                store.put,
-                view.body,
-                name=f"execute_python-output-{execution_id}",
-                type="text/plain",
-                description="The whole output and value of a program the agent ran (the model saw a cut).",
-                execution_id=execution_id,
-            )
-        except ArtifactError:
-            return None  # the model still gets the cut text, only without a reference
-        return artifact.id
+        reader = "the agent's model"
+        artifact = await asyncio.to_thread(keep_whole, store, view.body, execution_id, reader=reader)
+        return artifact.id if artifact is not None else None
 
     # -- classic tools ----------------------------------------------------------------------------
 

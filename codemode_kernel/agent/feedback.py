@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..budget import value_cut_note
 from ..executor import ExecutionResult
 from ..results import error_message
 from ..worker.source import format_error_text
@@ -45,24 +46,37 @@ class ResultText:
         """Whether the whole is longer than ``budget`` characters."""
         return len(self.whole) > budget
 
-    def render(self, budget: int, *, saved_as: str | None = None) -> str:
-        """The text within about ``budget`` characters; ``saved_as``: the artifact holding the whole body."""
+    def left_out(self, budget: int) -> int:
+        """Characters of the body that ``render(budget)`` leaves out; 0 when it shows the body whole."""
+        if not self.overflows(budget):
+            return 0
+        return max(len(self.body) - self._room(budget)[1], 0)
+
+    def render(self, budget: int, *, saved_as: str | None = None, uri: str | None = None) -> str:
+        """The text within about ``budget`` characters; ``saved_as``: the artifact holding the whole body.
+
+        ``uri``: where a reader outside programs (an MCP client) reads that artifact.
+        """
         if not self.overflows(budget):
             return self.whole
-        tail = _clip_middle(self.tail, budget * 3 // 4, "")
-        room = max(budget - len(tail) - _MARKER_ROOM, budget // 4)
+        tail, room = self._room(budget)
         if len(self.body) <= room:
             return self.body + tail
         head = room * 2 // 3
         end = room - head
-        cut = len(self.body) - head - end
         where = (
             f"; the whole is artifact {saved_as}: read parts with get_artifact({saved_as!r}) in a program"
+            + (f", or read the resource {uri}" if uri else "")
             if saved_as
             else ""
         )
-        marker = f"\n[... {cut} characters cut here{where} ...]\n"
+        marker = f"\n[... {len(self.body) - room} characters cut here{where} ...]\n"
         return self.body[:head] + marker + self.body[len(self.body) - end :] + tail
+
+    def _room(self, budget: int) -> tuple[str, int]:
+        """The tail as shown (clipped to 3/4 of ``budget``), and the characters left for the body."""
+        tail = _clip_middle(self.tail, budget * 3 // 4, "")
+        return tail, max(budget - len(tail) - _MARKER_ROOM, budget // 4)
 
 
 def _clip_middle(text: str, limit: int, note: str) -> str:
@@ -89,6 +103,7 @@ def execution_text(result: ExecutionResult, *, note: str = "") -> ResultText:
     tail = []
     if result.output_truncated:
         tail.append("[the program printed more than the executor keeps; the rest of its output is lost]\n")
+    tail.append(value_cut_note(result.value))
     if result.error is not None:
         tail.append(_line(format_error_text(result.error)))
     for artifact in result.artifacts:

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from mcp.types import CallToolResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field, WithJsonSchema
 from starlette.requests import Request
@@ -27,7 +27,6 @@ from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
 from ..errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
 from ..executor import ExecutionResult, Executor
-from ..executor.result import format_result_text
 from ..limits import MAX_TIMEOUT, MIN_TIMEOUT, TimeoutValueError, check_timeout
 from ..toolbox import Toolbox
 from .approval import Allowances, ClientApprover
@@ -38,8 +37,6 @@ from .client_tools import (
     ClientRun,
     ClientToolsError,
     client_run,
-    error_hint,
-    pending_reply,
 )
 from .http import HttpAccess, run_http
 from .limits import Admission
@@ -49,6 +46,7 @@ from .passthrough import passthrough_tools
 from .progress import ProgressRelay
 from .record import ExecutionRecord
 from .refresh import ToolListRefresher
+from .reply import Finished, finish, reply
 from .resources import add_artifact_resources
 from .rounds import AskByRound, Rounds
 from .selfref import self_reference_note, without_self
@@ -94,11 +92,12 @@ def build_server(
     ``transport`` decides what scopes a session: the one stdio client, or the HTTP client's MCP session.
     """
     limits = limits if limits is not None else ServeSettings()
+    options = AgentOptions()  # the description promises its result_budget; reply.py keeps the promise
 
     def describe() -> str:
         specs = toolbox.hub.tool_specs()
         toolset = build_toolset(
-            toolbox.models_for(settings), specs, settings, AgentOptions(), llm=executor.llm is not None
+            toolbox.models_for(settings), specs, settings, options, llm=executor.llm is not None
         )
         assert toolset.execute_python is not None  # settings.enabled is forced on by serve()
         return toolset.execute_python.description
@@ -145,9 +144,9 @@ def build_server(
             raise ToolError(str(exc)) from None
         allowed = allowances.of(scope)
         relay = ProgressRelay(ctx, asyncio.get_running_loop(), functools.partial(log_levels.wants, scope))
-        finish = functools.partial(_reply, ref=ref, run=run)
+        answer = functools.partial(reply, budget=options.result_budget, ref=ref, run=run)
 
-        async def execute(by_round: AskByRound | None = None) -> ExecutionResult:
+        async def execute(by_round: AskByRound | None = None) -> Finished:
             try:
                 async with admission.place():
                     result = await _run(executor, ctx, code, timeout, ref, run, allowed, relay, by_round)
@@ -155,14 +154,15 @@ def build_server(
                 raise ToolError(str(exc)) from None
             except ToolNameCollisionError as exc:
                 raise ToolError(f"tools: {exc}") from None
-            if result.artifacts:  # new resources: clients listing them are told
+            finished = await finish(result, executor.artifacts, options.result_budget, ref=ref, run=run)
+            if result.artifacts or finished.whole:  # new resources: clients listing them are told
                 await refresher.resources_changed()
-            return result
+            return finished
 
         if not modern:
-            return finish(await execute())
+            return answer(await execute())
         # 2026-07-28: an approval the program waits on ends this call with the question (rounds.py).
-        waiting = rounds.open(finish, relay)
+        waiting = rounds.open(answer, relay)
         rounds.start(waiting, execute(waiting.ask))
         return await rounds.reply(waiting)
 
@@ -190,24 +190,6 @@ def build_server(
     add_artifact_resources(server, executor.artifacts)
     log_levels.install(server)
     return server
-
-
-def _reply(result: ExecutionResult, *, ref: SessionRef | None, run: ClientRun | None) -> CallToolResult:
-    """The call's result: the record as structured content, the short text, and what to do next."""
-    record = dict(result.to_dict(), session=ref.name if ref else None, resume=None)
-    text = format_result_text(result)
-    if ref is not None:
-        text += f"\nsession: {ref.name}" + (" (new: no globals from earlier calls)" if ref.new else "")
-    if run is not None and result.status == "pending":
-        record["pending_calls"], record["resume"], instructions = pending_reply(result, run)
-        text += instructions
-    elif run is not None and result.error is not None:
-        text += error_hint(result.error, run)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=record,
-        is_error=result.status not in ("ok", "pending"),
-    )
 
 
 async def _run(

@@ -30,3 +30,8 @@ class ExecutionRecord(TypedDict):
     """The session the program ran in (the name to pass next time), or None for a fresh process."""
     resume: dict[str, Any] | None
     """With status ``pending``: the state to pass back as ``resume`` with the answers (client_tools.py)."""
+    cut: dict[str, Any] | None
+    """When the text content was cut to the budget the description promises (``reply.py``): ``characters``
+    left out of it, and the ``artifact`` (its id; None if it could not be stored) and ``uri``
+    (``artifact://<id>``) holding the whole output and value. None when the text holds everything. (A plain
+    dict: the SDK cannot nest a TypedDict in the outputSchema on Python 3.11.)"""
