@@ -130,10 +130,11 @@ def render_signature(
     return f"{model.function_name}({', '.join(parts)}) -> {returns}"
 
 
-def _field_comment(key: str, description: str, pytype: PyType) -> str:
-    """Trailing ``# ...`` text for a field: how to read it if not as ``r.key``, why it is Any, what it is."""
+def _field_comment(key: str, description: str, pytype: PyType, *, result: bool) -> str:
+    """Trailing ``# ...`` text for a field: its note if it is in a result, why it is Any, what it is."""
     reason = f"Any: {pytype.reason}. " if isinstance(pytype, AnyType) and pytype.reason else ""
-    text = comment_text(subscript_note(key, reason + description), 600)
+    text = reason + description
+    text = comment_text(subscript_note(key, text) if result else text, 600)
     return f"  # {text}" if text else ""
 
 
@@ -147,8 +148,13 @@ def _is_attribute_name(name: str) -> bool:
     )
 
 
-def _render_class(cls: ClassType, names: _Names, typing: _Typing, *, comments: bool = True) -> list[str]:
-    """A TypedDict definition; ``total=False`` with ``Required`` when most fields are optional."""
+def _render_class(
+    cls: ClassType, names: _Names, typing: _Typing, *, comments: bool = True, result: bool = True
+) -> list[str]:
+    """A TypedDict definition; ``total=False`` with ``Required`` when most fields are optional.
+
+    ``result``: the class types (part of) a tool's result, so its fields say how a program reads them.
+    """
     typing.used.add("TypedDict")
     optional_count = sum(1 for f in cls.fields if not f.required)
     total = optional_count * 2 <= len(cls.fields)
@@ -159,7 +165,7 @@ def _render_class(cls: ClassType, names: _Names, typing: _Typing, *, comments: b
         if f.required != total:
             typing.used.add(marker)
             rendered = f"{marker}[{rendered}]"
-        comment = _field_comment(f.wire_name, f.description, f.type) if comments else ""
+        comment = _field_comment(f.wire_name, f.description, f.type, result=result) if comments else ""
         rows.append((f.wire_name, rendered, comment))
     extra = ""
     if cls.extra is not None:
@@ -320,6 +326,7 @@ def render_stubs(models: Sequence[ToolModel], *, imports: bool = True, input_typ
     pairs = [_documents(model, input_types) for model in models]
     _assign_names([doc for pair in pairs for doc in pair], [m.function_name for m in models])
     typing = _Typing()
+    result_classes = {cls for _, output_doc in pairs for cls in output_doc.classes}
     body: list[str] = []
     defined: set[str] = set()
     for server in dict.fromkeys(m.spec.server for m in models):
@@ -332,7 +339,10 @@ def render_stubs(models: Sequence[ToolModel], *, imports: bool = True, input_typ
                     final = doc.names(cls.name)
                     if final not in defined:
                         defined.add(final)
-                        body += _render_class(cls, doc.names, typing, comments=cls is not model.input_type)
+                        comments = cls is not model.input_type
+                        body += _render_class(
+                            cls, doc.names, typing, comments=comments, result=cls in result_classes
+                        )
                         body.append("")
             body += _render_function(model, input_doc.names, output_doc.names, typing)
             body.append("")

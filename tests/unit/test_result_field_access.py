@@ -102,9 +102,15 @@ def instance_of(schema: dict[str, Any], data: st.DataObject) -> Any:
 
 def description_for(schema: dict[str, Any]) -> str:
     """The ``execute_python`` description a model would read for one tool with this output schema."""
-    spec = ToolSpec(server="sheet", name="probe", description="A probe.", output_schema=schema)
-    (model,) = build_tool_models([spec])
-    toolset = build_toolset([model], [spec], CodeModeSettings(), AgentOptions(listing="stubs"))
+    return description_for_specs(
+        [ToolSpec(server="sheet", name="probe", description="A probe.", output_schema=schema)]
+    )
+
+
+def description_for_specs(specs: list[ToolSpec]) -> str:
+    """The ``execute_python`` description, with the tools as stubs."""
+    models = build_tool_models(specs)
+    toolset = build_toolset(models, specs, CodeModeSettings(), AgentOptions(listing="stubs"))
     assert toolset.execute_python is not None
     return toolset.execute_python.description
 
@@ -243,3 +249,16 @@ def test_the_docstring_marks_the_fields_read_by_subscript() -> None:
     values_line = next(line for line in doc.splitlines() if line.strip().startswith("values ("))
     rows_line = next(line for line in doc.splitlines() if line.strip().startswith("rows ("))
     assert 'r["values"]' in values_line and "r[" not in rows_line
+
+
+def test_only_result_classes_carry_the_note() -> None:
+    """An argument is a dict the program builds: ``read as r[...]`` would only be noise there."""
+    nested = {"type": "object", "properties": {"values": {"type": "integer"}}}
+    spec = ToolSpec(
+        server="sheet",
+        name="write_range",
+        input_schema={"type": "object", "properties": {"cells": nested}},
+        output_schema={"type": "object", "properties": {"written": {"type": "integer"}}},
+    )
+    description = description_for_specs([spec])
+    assert "values: int" in description and 'r["values"]' not in description
