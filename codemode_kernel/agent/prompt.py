@@ -102,7 +102,7 @@ _EXCLUDED_RULE = "These tools are not functions in programs; call them as separa
 _STUBS_HEADER = "The tools, as Python declarations (the bodies run in the kernel):"
 
 _COMPACT_HEADER = (
-    "{count} tools, by server: name(parameters) -> result type, and the first sentence of the docstring. "
+    "{count} tools, by server: name(parameters) -> result type, and the first sentences of the docstring. "
     'Before using a tool, call tool_schema("name") in a program (print it) to see its parameters, result '
     'type and docs; search_tools("words") finds tools by keyword.'
 )
@@ -114,7 +114,7 @@ _SELECTED_HEADER = (
 )
 
 _REST_HEADER = (
-    "The other {count} tools, by server: name(parameters) -> result type, and the first sentence of the "
+    "The other {count} tools, by server: name(parameters) -> result type, and the first sentences of the "
     'docstring. Before using one of them, call tool_schema("name") in a program (print it) to see its '
     'parameters, result type and docs; search_tools("words") finds tools by keyword.'
 )
@@ -132,7 +132,7 @@ def selection_request(request: str, listing: str, *, count: int, limit: int) -> 
     """
     return (
         f"The request:\n{request.strip()}\n\n"
-        f"{count} tools, by server: name(parameters) -> result type, and the first sentence of the "
+        f"{count} tools, by server: name(parameters) -> result type, and the first sentences of the "
         "docstring:\n"
         f"{listing.rstrip()}\n\n"
         f"Which of these tools could a program answering the request call? Answer with a JSON array of at "

@@ -17,8 +17,8 @@ __all__ = ["clip", "comment_text", "docstring_text", "py_string", "summary"]
 # (bidirectional overrides).
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn"})
 _SPACES = re.compile(r"\s+")
-# Where a description's first paragraph ends: a blank line, or a line that starts a list or a heading.
-_PARAGRAPH_END = re.compile(r"\n\s*\n|\n[ \t]*(?:[-*+•]|\d+[.)]|#+)\s")
+# A line that starts a list item or a heading: a description's first paragraph has ended before it.
+_LIST_OR_HEADING = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)]|#+)\s")
 # The end of a sentence: ., ! or ? before a space and a word that does not start in lower case ("e.g. the").
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[^\sa-z])")
 _ABBREVIATIONS = frozenset({"approx", "cf", "eg", "etc", "ie", "incl", "vs"})
@@ -33,16 +33,39 @@ def clip(text: str, limit: int) -> str:
 
 
 def summary(text: str, limit: int) -> str:
-    """The first sentence of ``text``, on one line of at most ``limit`` characters.
+    """The first sentences of ``text`` that fit on one line of at most ``limit`` characters.
 
-    Servers hard-wrap their descriptions, so a first line often stops mid-sentence: the first paragraph
-    is unwrapped first. A sentence longer than ``limit`` is cut at a word, with an ellipsis.
+    Servers hard-wrap their descriptions, so a first line often stops mid-sentence: lines are joined
+    until one ends a sentence. Whole sentences of that text are taken while they fit (a second one often
+    says when not to use the tool); only a first sentence longer than ``limit`` is cut, at a word, with
+    an ellipsis.
     """
-    paragraph = _PARAGRAPH_END.split(_clean(text, keep_newlines=True).strip(), maxsplit=1)[0]
-    flat = _SPACES.sub(" ", paragraph).strip()
-    sentence = flat[: _sentence_end(flat)]
-    if len(sentence) <= limit:
-        return sentence
+    rest = _SPACES.sub(" ", " ".join(_first_lines(text))).strip()
+    taken = ""
+    while rest:
+        end = _sentence_end(rest)
+        sentence, rest = rest[:end], rest[end:].lstrip()
+        joined = f"{taken} {sentence}" if taken else sentence
+        if len(joined) > limit:
+            return taken or _cut(sentence, limit)
+        taken = joined
+    return taken
+
+
+def _first_lines(text: str) -> list[str]:
+    """The lines of ``text`` up to the first that ends a sentence, a blank line, or a list or heading."""
+    lines: list[str] = []
+    for line in _clean(text, keep_newlines=True).strip().split("\n"):
+        if not line.strip() or (lines and _LIST_OR_HEADING.match(line)):
+            break
+        lines.append(line.strip())
+        if _ends_sentence(lines[-1]):
+            break
+    return lines
+
+
+def _cut(sentence: str, limit: int) -> str:
+    """``sentence`` cut to ``limit`` characters at a word, with an ellipsis."""
     cut = sentence[: max(limit - 1, 0)]
     word_end = cut.rfind(" ")
     if word_end > limit // 2:  # a word boundary not too far back; else cut the (very long) word itself
@@ -57,11 +80,21 @@ def _sentence_end(text: str) -> int:
     ends an abbreviation ("e.g. Oslo").
     """
     for end in _SENTENCE_END.finditer(text):
-        word = text[: end.start()].rsplit(" ", 1)[-1].lstrip("([{\"'`").lower()
-        if end.group() == "." and (word in _ABBREVIATIONS or _INITIALS.fullmatch(word)):
+        if end.group() == "." and _abbreviation(text[: end.start()]):
             continue
         return end.end()
     return len(text)
+
+
+def _ends_sentence(line: str) -> bool:
+    """Whether ``line`` ends a sentence (or with a colon, before a list): a hard wrap stops there."""
+    return line[-1:] in ("!", "?", ":") or (line[-1:] == "." and not _abbreviation(line[:-1]))
+
+
+def _abbreviation(before: str) -> bool:
+    """Whether the word that ends ``before`` is an abbreviation when a period follows ("e.g", "etc")."""
+    word = before.rsplit(" ", 1)[-1].lstrip("([{\"'`").lower()
+    return word in _ABBREVIATIONS or _INITIALS.fullmatch(word) is not None
 
 
 def _clean(text: str, keep_newlines: bool) -> str:

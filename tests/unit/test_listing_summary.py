@@ -67,7 +67,24 @@ def test_a_first_sentence_past_the_budget_is_cut_at_a_word_with_an_ellipsis() ->
     ],
 )
 def test_summary_is_the_first_sentence_of_the_first_paragraph(description: str, expected: str) -> None:
-    assert summary(description, 160) == expected
+    assert summary(description, len(expected) + 5) == expected
+
+
+def test_further_sentences_are_kept_while_they_fit() -> None:
+    text = "List pull requests in a repository. If the user names an author, use search_pull_requests. More."
+    assert summary(text, 160) == text
+    assert summary(text, 92) == text.removesuffix(" More.")
+    assert summary(text, 60) == "List pull requests in a repository."
+
+
+def test_a_first_line_that_ends_a_sentence_is_not_joined_to_the_next() -> None:
+    """The docstring convention: a summary line, then the details."""
+    assert summary("Get current weather data for a location.\nMore details here.", 160) == (
+        "Get current weather data for a location."
+    )
+    assert summary("Get the weather, e.g.\nfor Oslo. Units are metric.", 160) == (
+        "Get the weather, e.g. for Oslo. Units are metric."
+    )
 
 
 @given(text=st.text(max_size=400), limit=st.integers(10, 200))
