@@ -86,11 +86,8 @@ def _clip_middle(text: str, limit: int, note: str) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]{note}\n{text[len(text) - half :]}"
 
 
-def execution_text(result: ExecutionResult, *, note: str = "") -> ResultText:
-    """The model's view of an execution: output and value (body); error, artifacts and status (tail).
-
-    ``note`` is a line the loop adds to the tail (a timeout the model asked for and did not get, say).
-    """
+def execution_text(result: ExecutionResult) -> ResultText:
+    """The model's view of an execution: output and value (body); error, artifacts and status (tail)."""
     body = []
     if result.stdout:
         body.append(_line(result.stdout))
@@ -109,8 +106,6 @@ def execution_text(result: ExecutionResult, *, note: str = "") -> ResultText:
     for artifact in result.artifacts:
         name, kind, size = artifact.get("name") or "unnamed", artifact.get("type"), artifact.get("size")
         tail.append(f"[stored artifact {artifact.get('id')}: {name}, {kind}, {size} bytes]\n")
-    if note:
-        tail.append(_line(note))
     tail.append(_status_line(result))
     return ResultText("".join(body), "".join(tail), is_error=result.status != "ok")
 
