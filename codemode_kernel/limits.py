@@ -67,14 +67,27 @@ def check_timeout(value: object, *, field: str = "timeout") -> float:
     that they will not get it and can choose what to do, instead of reading afterwards that a long job was
     stopped at 300 s. One rule, so the CLI, the magic, ``codemode serve`` and the agent answer alike.
 
+    A string holding a number (``"60"``, as models sometimes send JSON numbers) is that number, as the
+    argument validation of ``codemode serve`` took it before this rule.
+
     Raises:
         TimeoutValueError: ``value`` is not a finite number (booleans are not numbers here), or is
             outside ``MIN_TIMEOUT`` to ``MAX_TIMEOUT``.
     """
     fix = f"pass a number of seconds from {TIMEOUT_RANGE}, or leave {field} out for the default"
+    if isinstance(value, str):
+        value = _number(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         raise TimeoutValueError(f"{field}: {shown} is not a number of seconds; {fix}")
     if not MIN_TIMEOUT <= value <= MAX_TIMEOUT:
         raise TimeoutValueError(f"{field}: {value:g} seconds is outside {TIMEOUT_RANGE}; {fix}")
     return float(value)
+
+
+def _number(text: str) -> float | str:
+    """``text`` as a float when it holds one, else ``text`` itself (then refused, shown as given)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text

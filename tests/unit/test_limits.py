@@ -113,6 +113,8 @@ def test_the_configuration_reference_states_the_limits() -> None:
         (0.5, "--timeout", "--timeout: 0.5 seconds is outside 1 to 300; "),
         ("ten", "timeout", "timeout: 'ten' is not a number of seconds; "),
         (True, "timeout", "timeout: True is not a number of seconds; "),
+        ("900", "timeout", "timeout: 900 seconds is outside 1 to 300; "),
+        ("inf", "timeout", "timeout: inf is not a number of seconds; "),
         (float("nan"), "timeout", "timeout: nan is not a number of seconds; "),
     ],
 )
@@ -128,3 +130,4 @@ def test_a_timeout_outside_the_rule_is_refused_naming_the_field_and_the_fix(
 def test_a_timeout_within_the_rule_is_taken_as_seconds() -> None:
     assert limits.check_timeout(limits.MIN_TIMEOUT) == limits.MIN_TIMEOUT
     assert limits.check_timeout(300) == 300.0 and isinstance(limits.check_timeout(300), float)
+    assert limits.check_timeout(" 60 ") == 60.0  # a model's JSON number sent as a string
