@@ -30,6 +30,7 @@ from ..typegen import (
 )
 from ..typegen.progress import ProgressHandler, ToolProgress, ToolStream
 from ..typegen.search import DEFAULT_LIMIT, rank_tools
+from ..typegen.text import summary
 from .channel import Channel
 from .protocol import FrameTooLarge, ProtocolError
 from .values import decode_value, encode_artifact
@@ -289,7 +290,7 @@ def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]
             {
                 "name": hit.model.function_name,
                 "signature": render_signature(hit.model),
-                "description": hit.model.spec.description.strip().split("\n")[0][:200],
+                "description": summary(hit.model.spec.description, 200),
             }
             for hit in rank_tools(models, query, limit)
         ]

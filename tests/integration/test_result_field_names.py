@@ -94,3 +94,16 @@ def test_the_description_and_the_stub_mark_the_same_fields(workspace: Path) -> N
         "# Read the cells of a range of the demo sheet as strings, row by row; read the next page if "
         "`next_range` is not empty."
     ), line
+
+
+def test_search_tools_gives_whole_sentences(workspace: Path) -> None:
+    """Its budget (200 characters) holds the second sentence too; the wrapped first line is never cut."""
+    record = run_program(workspace, "search_tools('range')[0]['description']\n")
+    assert record["status"] == "ok", record["error"]
+    value = record["value"]
+    assert isinstance(value, dict)
+    assert value == {
+        "kind": "text",
+        "text": "Read the cells of a range of the demo sheet as strings, row by row; read the next page if "
+        "`next_range` is not empty. The sheet has two columns, e.g. name and qty.",
+    }
