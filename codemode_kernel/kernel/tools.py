@@ -11,18 +11,19 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from IPython.display import display
+from IPython.display import clear_output, display
 
 from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings, load_config, resolve_code_mode
-from ..errors import ConfigError, ToolsUnavailable, UntrustedConfigError
+from ..errors import ConfigError, ServerToolCollisionError, ToolsUnavailable, UntrustedConfigError
 from ..executor import Executor
 from ..executor.owned import OwnedTool
-from ..executor.references import await_servers_named, waiting_for
+from ..executor.references import await_servers_named, waiting_for, wants_unknown_tools
 from ..hub import ServerStatus
 from ..llm import ChatModel
 from ..toolbox import Toolbox
@@ -67,6 +68,7 @@ class KernelTools:
         self.agent_model: ChatModel | None = None
         """The model of the ``%%agent`` request running now: its programs' ``llm()`` asks it too."""
         self._reported = False
+        self._said: set[str] = set()
         self.kernel_id: str | None = None
         """The Jupyter kernel id (from the connection file's name), for the run records; None in IPython."""
         self.history = History()
@@ -139,10 +141,14 @@ class KernelTools:
         """True once the servers have connected (or failed to)."""
         return self._ready.is_set()
 
-    def wait(self) -> None:
-        """Block until the servers are connected, saying so once; an interrupt stops the wait."""
+    def wait(self, *, quiet: bool = False) -> None:
+        """Block until the servers are connected; an interrupt stops the wait.
+
+        Says so once on stderr, unless ``quiet`` (the caller shows a status of its own).
+        """
         if not self._ready.is_set():
-            print("codemode: waiting for the MCP servers to start...", file=sys.stderr, flush=True)
+            if not quiet:
+                print("codemode: waiting for the MCP servers to start...", file=sys.stderr, flush=True)
             deadline = time.monotonic() + _WAIT_LIMIT
             while not self._ready.wait(0.1):
                 if time.monotonic() > deadline:
@@ -301,11 +307,21 @@ class KernelTools:
     # -- the namespace ----------------------------------------------------------------------------
 
     def before_cell(self, info: Any = None) -> None:
-        """Before each cell: wait for the tools, report a problem once, place the functions."""
+        """Before each cell: wait for the tools it needs, report a problem once, place the functions.
+
+        A cell that names no tool (plain Python, which the first cell of a notebook often is) runs at once
+        while the servers start; the tools are placed before the first cell after they are ready.
+        """
         self.cell_id = getattr(info, "cell_id", None)
+        cell = getattr(info, "raw_cell", None)
+        if not self._ready.is_set() and not self._needs_tools(cell):
+            self.place()
+            return
         try:
-            self.wait()
-            self._await_servers_named(getattr(info, "raw_cell", None))
+            if not self._ready.is_set():
+                with _status("codemode: starting the MCP servers..."):
+                    self.wait(quiet=True)
+            self._await_servers_named(cell)
         except (KeyboardInterrupt, ToolsUnavailable) as exc:
             connecting = self.toolbox.pending if self.toolbox is not None and self.ready else []
             which = f"the tools of {', '.join(connecting)}" if connecting else "the tools"
@@ -338,12 +354,34 @@ class KernelTools:
             return  # IPython reports it when it runs the cell
         namespace = self.shell.user_ns
         if waiting := waiting_for(toolbox, source, namespace):
-            print(
-                f"codemode: waiting for {', '.join(waiting)} to finish connecting...",
-                file=sys.stderr,
-                flush=True,
-            )
-            toolbox.hub.loop_thread.run(await_servers_named(toolbox, source, namespace))
+            with _status(f"codemode: waiting for {', '.join(waiting)} to finish connecting..."):
+                toolbox.hub.loop_thread.run(await_servers_named(toolbox, source, namespace))
+
+    def _refresh(self) -> None:
+        """Type the functions with the shapes the last cell's calls showed, and take in new tools.
+
+        A server that connected late with a tool whose name another server's tool has is a config problem:
+        said once (the message names both servers and the fixes), not as a traceback in every cell.
+        """
+        assert self.toolbox is not None
+        try:
+            self.toolbox.refresh()
+        except ServerToolCollisionError as exc:
+            if str(exc) not in self._said:
+                self._said.add(str(exc))
+                print(f"codemode: {exc}", file=sys.stderr, flush=True)
+
+    def _needs_tools(self, cell: str | None) -> bool:
+        """Whether a cell run while the servers start may need them: a magic, or a name nothing defines."""
+        if not cell or not cell.strip():
+            return False
+        if any(line.lstrip().startswith("%") for line in cell.splitlines()):
+            return True  # %%codemode, %%agent, %codemode ...: and a magic's own code is a string
+        try:
+            source = self.shell.transform_cell(cell)
+        except Exception:
+            return True  # IPython reports it when it runs the cell
+        return wants_unknown_tools(source, lambda name: False, self.shell.user_ns)
 
     def place(self) -> None:
         """Put ``codemode``, ``tools`` and every free tool name into the namespace, hidden from ``%who``."""
@@ -351,7 +389,7 @@ class KernelTools:
         namespace = self.shell.user_ns
         wanted: dict[str, Any] = {"codemode": self.codemode}
         if self.toolbox is not None and self.ready:
-            self.toolbox.refresh()  # result shapes inferred from the last cell's calls type its functions
+            self._refresh()
             wanted.update({"tools": self.toolbox.tools, "artifacts": self.artifacts})
             wanted.update({name: self.toolbox.tools[name] for name in dir(self.toolbox.tools)})
         skipped = []
@@ -386,3 +424,17 @@ class KernelTools:
 
 
 _ABSENT = object()
+
+
+@contextmanager
+def _status(text: str) -> Iterator[None]:
+    """A line in the cell's output while the cell waits for servers, gone when the wait ends.
+
+    Shown as a display (not stderr, which JupyterLab paints as an error) and removed with
+    ``clear_output``: this runs before the cell's code, so the status is all the output there is yet.
+    """
+    display({"text/plain": text}, raw=True)  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        clear_output()  # type: ignore[no-untyped-call]
