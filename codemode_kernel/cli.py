@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130
+"""``codemode run`` stopped by Ctrl-C: 128 + SIGINT, as a shell reports a command SIGINT ended."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,10 +114,12 @@ def _parser() -> argparse.ArgumentParser:
         parents=[with_config],
         help="run a Python program in code mode",
         description="Run a program in an isolated worker process with every configured MCP tool as a "
-        "function. Prints what it printed, then its value or its error. Exit code: 0 ok, 1 the program "
-        "raised, 2 usage, 3 internal error, 4 timeout, 5 the worker crashed, 6 pending (--pending). A server "
-        "slow to connect is waited for only if the program names one of its tools. On a terminal, a line on "
-        "stderr shows the elapsed time, the calls done and the running call's progress while it runs.",
+        "function. Prints what it printed (on a terminal as it prints it; otherwise when it ends), then its "
+        "value or its error. Exit code: 0 ok, 1 the program raised, 2 usage, 3 internal error, 4 timeout, "
+        "5 the worker crashed, 6 pending (--pending), 130 interrupted (Ctrl-C stops the program: SIGINT, "
+        "the grace period, SIGKILL; what it printed is kept). A server slow to connect is waited for only "
+        "if the program names one of its tools. On a terminal, a line on stderr below the output shows the "
+        "elapsed time, the calls done and the running call's progress while it runs.",
     )
     run.add_argument("file", help='the program ("-" reads standard input)')
     run.add_argument(
@@ -348,6 +353,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .executor import Executor
     from .executor.pending_file import PendingFileError, pending_state, read_answers
     from .executor.result import format_result_text
+    from .terminal_progress import RunOutput
 
     try:
         code = _read_program(args.file)
@@ -381,30 +387,42 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if isinstance(approver, str):
         print(f"codemode: {approver}", file=sys.stderr)
         return EXIT_USAGE
-    with Toolbox(config) as toolbox, Executor(toolbox, approver=approver) as executor:
-        # A server's question during a call is asked on the terminal (declined when there is none).
-        toolbox.hub.asking.person = (
-            approver
-            if hasattr(approver, "elicit")  # the terminal's approver: one person, one question at a time
-            else _terminal_person(program_on_stdin=args.file == "-", line=line)
-        )
-        try:
-            result = executor.run(
-                code,
-                timeout=args.timeout,
-                replay=record,
-                pending=args.pending,
-                on_call=line.on_call if line else None,
+    as_text = not (args.json or args.pending)
+    # On a terminal the program's output is shown as it prints it; a pipe gets it in one piece at the end.
+    view = RunOutput(sys.stdout, sys.stderr, live=as_text and sys.stdout.isatty(), line=line)
+    try:
+        with Toolbox(config) as toolbox, Executor(toolbox, approver=approver) as executor:
+            # A server's question during a call is asked on the terminal (declined when there is none).
+            toolbox.hub.asking.person = (
+                approver
+                if hasattr(approver, "elicit")  # the terminal's approver: one person, one question at a time
+                else _terminal_person(program_on_stdin=args.file == "-", line=line)
             )
-        finally:
-            if line is not None:
-                line.close()
+            try:
+                result = executor.run(
+                    code,
+                    timeout=args.timeout,
+                    replay=record,
+                    pending=args.pending,
+                    on_output=view.on_output,
+                    on_call=view.on_call,
+                )
+            finally:
+                if line is not None:
+                    line.close()
+    except KeyboardInterrupt:  # Ctrl-C: the worker was stopped (SIGINT, grace, SIGKILL) before this
+        if as_text:
+            sys.stdout.write(view.interrupted_text())
+        else:  # stdout is for JSON
+            print(f"codemode: {view.interrupted_status()}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if result.status == "pending":
         print(json.dumps(pending_state(result, args.file), indent=2, ensure_ascii=False))
     elif args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(format_result_text(result))
+        shown = dataclasses.replace(result, stdout="", stderr="") if view.live else result
+        sys.stdout.write(view.end_of_output() + format_result_text(shown))
     return result.exit_code
 
 

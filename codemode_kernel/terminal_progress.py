@@ -1,11 +1,13 @@
-"""``codemode run``'s progress line: what a slow program's tool calls are doing, on a terminal.
+"""``codemode run`` on a terminal: the program's output as it prints it, and a progress line below it.
 
-The program's output is printed when it ends, so while it runs the terminal would show nothing. On a
-terminal (stderr a TTY) one line, redrawn in place, says how long the run has taken, how many calls are
-done and the latest running call, with its progress when its server reports any
-(``get_forecast 3/5 Oslo: day 3 of 5``). It is redrawn when a call starts, progresses or ends (at most ten
-times a second) and every second besides, so the clock moves during a silent call. It is erased when the
-run ends and while a question is asked on the terminal; off a terminal nothing is drawn.
+On a terminal (stdout a TTY) what the program prints is shown as it prints it, as ``python prog.py``
+would; off one it is kept for the end (``RunOutput``). On a terminal (stderr a TTY) one line, redrawn in
+place below the output, says how long the run has taken, how many calls are done and the latest running
+call, with its progress when its server reports any (``get_forecast 3/5 Oslo: day 3 of 5``). It is
+redrawn when a call starts, progresses or ends (at most ten times a second), after each line the program
+prints, and every second besides, so the clock moves during a silent call. It is erased when the run ends,
+while a question is asked on the terminal and while the program's last line is unfinished (no newline
+yet: the line's carriage return would wipe it); off a terminal nothing is drawn.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 import re
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from .calllog import CallRecord
 from .typegen.progress import ToolProgress
 
-__all__ = ["ProgressLine"]
+__all__ = ["ProgressLine", "RunOutput"]
 
 _REDRAW_SECONDS = 0.1
 """At most ten redraws a second for progress: a chatty server must not flood the terminal."""
@@ -40,6 +43,7 @@ class ProgressLine:
         self._done = 0
         self._drawn = False
         self._held = False
+        self._mid_line = False
         self._closed = threading.Event()
         self._last_draw = 0.0
         self._ticker: threading.Thread | None = None
@@ -59,6 +63,15 @@ class ProgressLine:
             if record.status == "running" and record.progress and now - self._last_draw < _REDRAW_SECONDS:
                 return  # the next one, or the next tick, shows it
             self._draw(now)
+
+    def print_above(self, stream: TextIO, text: str) -> None:
+        """Write the program's output to ``stream`` (the same terminal) and draw the line again below it."""
+        with self._lock:
+            self._erase()
+            stream.write(text)
+            stream.flush()
+            self._mid_line = not text.endswith("\n")
+            self._draw(time.monotonic())
 
     def hold(self) -> None:
         """Erase the line and draw nothing until ``release``: a question is being asked on the terminal."""
@@ -102,7 +115,7 @@ class ProgressLine:
 
     def _draw(self, now: float) -> None:
         """Redraw (the caller holds the lock)."""
-        if self._held or self._closed.is_set():
+        if self._held or self._mid_line or self._closed.is_set():
             return
         self._last_draw = now
         text = self._text(now)
@@ -118,3 +131,65 @@ class ProgressLine:
             self._stream.write(_ERASE)
             self._stream.flush()
             self._drawn = False
+
+
+@dataclass
+class RunOutput:
+    """The run's live view for ``codemode run``: its output (shown as it comes when ``live``), its calls.
+
+    Off a terminal nothing is shown while the program runs, so a script reading ``codemode run``'s stdout
+    gets the same text in one piece at the end. What was printed is kept either way, for the end of a run
+    that was interrupted (it has no result record to print it from).
+    """
+
+    stdout: TextIO
+    stderr: TextIO
+    live: bool
+    line: ProgressLine | None = None
+    started: float = field(default_factory=time.monotonic)
+    printed: dict[str, list[str]] = field(default_factory=lambda: {"stdout": [], "stderr": []})
+    calls: set[str] = field(default_factory=set)
+    at_line_start: bool = True
+
+    def on_output(self, stream: str, text: str) -> None:
+        """The executor's ``on_output`` watcher: the program printed ``text`` on ``stream``."""
+        if not text:
+            return
+        self.printed["stdout" if stream == "stdout" else "stderr"].append(text)
+        if not self.live:
+            return
+        target = self.stdout if stream == "stdout" else self.stderr
+        if self.line is not None:
+            self.line.print_above(target, text)
+        else:
+            target.write(text)
+            target.flush()
+        self.at_line_start = text.endswith("\n")
+
+    def on_call(self, record: CallRecord) -> None:
+        """The executor's ``on_call`` watcher: count the call, and show it on the progress line."""
+        self.calls.add(record.id)
+        if self.line is not None:
+            self.line.on_call(record)
+
+    def end_of_output(self) -> str:
+        """What to write before the result's text: a newline if the program left its last line open."""
+        return "" if not self.live or self.at_line_start else "\n"
+
+    def interrupted_text(self) -> str:
+        """What an interrupted run prints: what it printed (unless shown already), and one status line."""
+        if self.live:  # shown already; the terminal's echoed ^C is wiped from a line of its own
+            parts = [self.end_of_output() or _ERASE]
+        else:
+            parts = [_whole_lines("".join(self.printed[s])) for s in ("stdout", "stderr")]
+        return "".join([*parts, f"[{self.interrupted_status()}]\n"])
+
+    def interrupted_status(self) -> str:
+        """``interrupted after 3.21 s, 2 tool calls``: how long it ran, how many calls it made."""
+        calls = len(self.calls)
+        took = time.monotonic() - self.started
+        return f"interrupted after {took:.2f} s, {calls} tool call{'s' * (calls != 1)}"
+
+
+def _whole_lines(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"

@@ -2,8 +2,10 @@
 
 Jupyter runs user code on the main thread inside its own loop, where ``asyncio.run`` fails; the hub's
 connections therefore live on a loop of their own. Waiting from the main thread is a blocking wait,
-which a kernel interrupt (KeyboardInterrupt) can break: the coroutine is then cancelled on the loop
-so nothing keeps running behind the user's back.
+which a kernel interrupt or Ctrl-C (KeyboardInterrupt) can break: the coroutine is then cancelled on the
+loop, and the wait goes on until it has ended, as ``asyncio.run`` does, so nothing keeps running behind
+the user's back (a program's worker is stopped, and what it printed while stopping is shown, before the
+interrupt reaches the caller). A second interrupt stops that wait.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 __all__ = ["LoopThread", "blocking"]
+
+_CANCEL_WAIT_SECONDS = 75.0
+"""The longest an interrupted wait waits for its cancelled coroutine to end: a worker stopped after the
+longest grace period the config allows (60 s), with room to spare; a coroutine stuck longer is left."""
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -43,15 +49,17 @@ class LoopThread:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run ``coro`` on the loop and block until it ends; an interrupt cancels it there."""
+        """Run ``coro`` on the loop and block until it ends; an interrupt cancels it there and waits."""
         if self.in_loop_thread():
             coro.close()
             raise RuntimeError("blocking call made from the hub's own event loop; use the async API instead")
-        future = self.submit(coro)
+        ended = threading.Event()
+        future = self.submit(_signalling_end(coro, ended))
         try:
             return future.result(timeout)
         except BaseException:
-            future.cancel()
+            if future.cancel():  # it was still running: let its cleanup finish before the caller goes on
+                ended.wait(_CANCEL_WAIT_SECONDS)
             raise
 
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -74,6 +82,18 @@ class LoopThread:
             self._thread.join(timeout=10)
             if not self._thread.is_alive():
                 self.loop.close()
+
+
+async def _signalling_end(coro: Coroutine[Any, Any, T], ended: threading.Event) -> T:
+    """``coro``'s outcome; ``ended`` is set once it has ended, however (also after its cancellation).
+
+    Its task's first step always runs before a cancellation reaches it (``run_coroutine_threadsafe``
+    schedules that step first), so the ``finally`` runs even when the wait is broken at once.
+    """
+    try:
+        return await coro
+    finally:
+        ended.set()
 
 
 def blocking(
