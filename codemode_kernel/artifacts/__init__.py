@@ -3,8 +3,8 @@
 Only the names below are public; the modules of this package are not.
 """
 
-from .artifact import Artifact
+from .artifact import Artifact, ArtifactInfo
 from .journal import JournalChoice
 from .store import ArtifactStore
 
-__all__ = ["Artifact", "ArtifactStore", "JournalChoice"]
+__all__ = ["Artifact", "ArtifactInfo", "ArtifactStore", "JournalChoice"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 from ..worker.records import ArtifactMetadata
 
-__all__ = ["Artifact"]
+__all__ = ["Artifact", "ArtifactInfo"]
 
 
 @dataclass(frozen=True)
@@ -45,3 +47,28 @@ class Artifact:
             sha256=self.sha256,
             execution_id=self.execution_id,
         )
+
+
+class ArtifactInfo(dict[str, Any]):
+    """An artifact's metadata as the kernel's ``artifacts`` gives it: the dict ``list_artifacts()`` gives.
+
+    Its keys are ``id``, ``name``, ``type``, ``description``, ``size``, ``created``, ``sha256`` and
+    ``execution_id``, as in a program, so that code moves between a notebook and a program unchanged.
+
+    Reading a key as an attribute (``a.name``), as when the kernel gave objects, still works but warns.
+    """
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("_") or key not in self:
+            raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
+        warnings.warn(
+            f"artifact metadata is a dict, as in a program's list_artifacts(): write a[{key!r}], not a.{key}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self[key]
+
+    @classmethod
+    def of(cls, artifact: Artifact) -> ArtifactInfo:
+        """The metadata of a stored artifact."""
+        return cls(artifact.to_dict())

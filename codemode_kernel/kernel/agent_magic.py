@@ -19,6 +19,7 @@ from ..errors import AgentCellError, AgentError, ConfigError, LLMError
 from ..views.agent import AgentView
 from ..views.display import TRACE_MIME
 from .frontend import Frontends
+from .magics import watched
 from .pump import run_reporting
 from .tools import KernelTools
 
@@ -51,7 +52,6 @@ class AgentMagics(Magics):
         self.tools = tools
         self.frontends = frontends or Frontends()
         self._agents: dict[tuple[str | None, bool], Agent] = {}
-        self._widgets = getattr(shell, "kernel", None) is not None
 
     @cell_magic
     def agent(self, line: str, cell: str) -> None:
@@ -91,7 +91,7 @@ class AgentMagics(Magics):
             raise UsageError(f"%%agent: write the request in the cell, below the magic line\nusage: {_USAGE}")
         agent = self._agent(args.model, classic=args.classic, new=args.new)
         agent.options = dataclasses.replace(agent.options, select_tools=not args.no_select)
-        view = AgentView(widgets=self._widgets, trace_mime=self.frontends.renders(TRACE_MIME))
+        view = AgentView(live=watched(self.shell), trace_mime=self.frontends.renders(TRACE_MIME))
         self.tools.agent_model = agent.model
         try:
             result = self._run(agent, request, view, max_steps=args.max_steps, timeout=args.timeout)

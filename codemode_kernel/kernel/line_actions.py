@@ -77,7 +77,7 @@ def load_artifact(tools: KernelTools, namespace: dict[str, Any], words: list[str
     if not name.isidentifier() or keyword.iskeyword(name):
         raise UsageError(f"%codemode load: {name!r} is not a Python name to bind it to\nusage: {LOAD_USAGE}")
     try:
-        artifact = tools.artifacts.get(key)
+        artifact = tools.artifacts.store.get(key)
         value = tools.artifacts.load(artifact.id)
     except ArtifactNotFoundError as exc:
         raise UsageError(f"%codemode load: {exc}") from None

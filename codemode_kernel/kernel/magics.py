@@ -59,8 +59,6 @@ class CodeModeMagics(Magics):
         self.tools = tools
         self.frontends = frontends or Frontends()
         self.namespace: dict[str, Any] = shell.user_ns
-        # A live view only where a frontend can show one: a kernel, not a terminal IPython.
-        self._widgets = getattr(shell, "kernel", None) is not None
 
     @line_cell_magic
     def codemode(self, line: str, cell: str | None = None) -> None:
@@ -71,8 +69,9 @@ class CodeModeMagics(Magics):
             %%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]
 
         The cell runs in a sandboxed worker process where every MCP tool is a typed function. While it
-        runs, a live view shows the tool calls; at the end the cell shows the record (status, tool calls
-        with their results, the value or the error at its line). A failed program fails the cell.
+        runs, a live view shows the tool calls (not in notebooks run unattended, as by nbclient or nbval);
+        at the end it becomes the record (status, tool calls with their results, the value or the error
+        at its line). A failed program fails the cell.
 
         --timeout S     seconds before the worker is stopped (SIGINT, grace period, SIGKILL); default: the
                         config's codeMode.timeout, else the kernel's default_timeout, else 30
@@ -81,7 +80,7 @@ class CodeModeMagics(Magics):
         --out VAR       put the program's value into the kernel namespace as VAR
         --replay        re-run with the tool results recorded by this cell's previous run: no server
                         is called, so nothing happens twice; a call that was not recorded fails
-        --quiet         show nothing unless the program fails
+        --quiet         show nothing unless the program fails (no live view either)
 
         Line magic::
 
@@ -129,7 +128,7 @@ class CodeModeMagics(Magics):
             open_live_view(
                 cell, timeout=args.timeout or executor.timeout, trace_mime=self.frontends.renders(TRACE_MIME)
             )
-            if self._widgets
+            if watched(self.shell) and not args.quiet
             else None
         )
         try:
@@ -143,15 +142,14 @@ class CodeModeMagics(Magics):
                 replay=replay,
                 tools=self.tools.owned_tools(),
             )
+            self.tools.history.add(cell_id, cell, result, replayed=args.replay)
+            if args.out and result.ok:
+                self.namespace[args.out] = decode_value(result.value) if result.value is not None else None
+            if not args.quiet or not result.ok:
+                show_record(live, *result_bundle(result, replayed=args.replay, code=cell))
         finally:
             if live is not None:
-                live.close()  # also when interrupted: the record below (or the traceback) replaces it
-        self.tools.history.add(cell_id, cell, result, replayed=args.replay)
-        if args.out and result.ok:
-            self.namespace[args.out] = decode_value(result.value) if result.value is not None else None
-        if not args.quiet or not result.ok:
-            data, metadata = result_bundle(result, replayed=args.replay, code=cell)
-            display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
+                live.close()  # stopped before the end (an interrupt): the view says so; no-op once finished
         if not result.ok:
             raise CodeModeCellError(result)
 
@@ -210,6 +208,28 @@ class CodeModeMagics(Magics):
         print("codemode: reloading the config and reconnecting the servers...", file=sys.stderr, flush=True)
         self.tools.reload(config)
         print(status_text(self.tools))
+
+
+def watched(shell: Any) -> bool:
+    """Whether someone watches this cell run, so that a live view is worth showing.
+
+    That is a kernel (not a terminal IPython) whose request allows input. nbclient, nbval and papermill
+    ask with ``allow_stdin: false``: nobody watches, and nbval, which compares each display as first sent,
+    would see a live view where the saved notebook holds the record it became.
+    """
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return False
+    request = kernel.get_parent("shell") or {}
+    return bool(request.get("content", {}).get("allow_stdin", False))
+
+
+def show_record(live: LiveView | None, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """Show a finished program's record: the live view becomes it, in place, else it is a new output."""
+    if live is not None:
+        live.finish(data, metadata)
+    else:
+        display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
 
 
 _Event: TypeAlias = CallRecord | tuple[str, str]

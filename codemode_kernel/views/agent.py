@@ -1,6 +1,10 @@
 """What a ``%%agent`` cell shows, step by step, and its final answer as Markdown.
 
-Each step: the model's text, its program with a live trace and the record, tokens and time.
+Each step: the model's text, its program with a live trace and the record, tokens and time. Where someone
+watches (``live``), the text streams into a display that then holds it for good (the answer's, the step's
+line: the answer is shown last, as Markdown), and a program's live trace becomes its record, in place: a
+saved notebook keeps each once and no empty output. Unattended (nbclient, nbval), each is shown once,
+complete, in the same order.
 
 Events come from the agent on the hub's thread; ``AgentView.handle`` is only called from the kernel's
 main thread (see kernel/agent_magic.py), so outputs reach the notebook in order. Model text is escaped before
@@ -42,8 +46,8 @@ AGENT_MIME = "application/vnd.codemode.agent.v1+json"
 class AgentView:
     """Turns agent events into cell outputs."""
 
-    def __init__(self, *, widgets: bool, trace_mime: bool = False) -> None:
-        self._widgets = widgets
+    def __init__(self, *, live: bool, trace_mime: bool = False) -> None:
+        self._watched = live
         self._trace_mime = trace_mime
         self._live: LiveView | None = None
         self._code: str | None = None
@@ -67,16 +71,19 @@ class AgentView:
         elif isinstance(event, ExecutionOutput):
             print(event.text, end="", flush=True)
         elif isinstance(event, ExecutionFinished):
-            self._close_live()
             data, metadata = result_bundle(event.result, code=self._code)
-            display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
+            if self._live is not None:
+                self._live.finish(data, metadata)
+                self._live = None
+            else:
+                display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
         elif isinstance(event, ToolCallFinished):
             status = "error" if event.is_error else "ok"
             text = event.text if len(event.text) <= 600 else event.text[:600] + "…"
             _show(f"-> {status}: {text}", f"<pre>-> {status}: {html.escape(text)}</pre>")
         elif isinstance(event, StepFinished):
-            self._end_text(event.step, keep=False)  # a step without calls: its text is the answer
-            self._show_step(event)
+            # A step without calls: its text is the answer, shown last; where it streamed, the step's line.
+            self._show_step(event, into=self._end_text(event.step, keep=False))
         elif isinstance(event, FinalAnswer):
             self._close_live()
         elif isinstance(event, ToolsSelected):
@@ -107,28 +114,38 @@ class AgentView:
     # -- parts --------------------------------------------------------------------------------------
 
     def _stream_text(self, step: int, delta: str) -> None:
-        """Show the text as it streams, in a display that starts and ends empty.
+        """Show the text as it streams (where someone watches), in a display that then holds it for good.
 
-        The text is shown once for good when its step ends (or as the answer): a stored notebook then
-        holds it once, and nbval, which compares a display as first sent, sees the same on every run.
+        The display starts once there is text to show, never empty. Unattended, the text is only gathered:
+        it is shown once, complete, when its step ends; nbval, which compares a display as first sent,
+        then sees what the saved notebook holds.
         """
         text = self._text.get(step, "") + delta
         self._text[step] = text
+        if not self._watched or not text.strip():
+            return
+        bundle = {"text/markdown": safe_markdown(text), "text/plain": text}
         display_id = self._text_display.get(step)
         if display_id is None:
-            handle = display({"text/plain": ""}, raw=True, display_id=True)  # type: ignore[no-untyped-call]
-            display_id = self._text_display[step] = handle.display_id
-        bundle = {"text/markdown": safe_markdown(text), "text/plain": text}
-        update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+            handle = display(bundle, raw=True, display_id=True)  # type: ignore[no-untyped-call]
+            self._text_display[step] = handle.display_id
+        else:
+            update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
 
-    def _end_text(self, step: int, *, keep: bool) -> None:
-        """Empty the streaming display; show the step's text once (unless it is the answer, shown last)."""
+    def _end_text(self, step: int, *, keep: bool) -> str | None:
+        """The step's text is complete: shown once, in its streaming display if it has one.
+
+        ``keep=False``: the text is the answer, which ``show_answer`` shows last; the id of the display
+        it streamed into (if any) is returned, for what comes next to take its place.
+        """
         display_id = self._text_display.pop(step, None)
-        if display_id is not None:
-            update_display({"text/plain": ""}, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
         text = self._text.pop(step, "").strip()
-        if keep and text:
-            display({"text/markdown": safe_markdown(text), "text/plain": text}, raw=True)  # type: ignore[no-untyped-call]
+        if not keep:
+            return display_id
+        if text:
+            bundle = {"text/markdown": safe_markdown(text), "text/plain": text}
+            _show_in(bundle, display_id)
+        return None
 
     def _show_code(self, event: CodeRequested) -> None:
         display(  # type: ignore[no-untyped-call]
@@ -140,17 +157,18 @@ class AgentView:
             raw=True,
         )
         self._code = event.code
-        if self._widgets:
+        if self._watched:
             self._live = open_live_view(event.code, timeout=event.timeout, trace_mime=self._trace_mime)
             self._live.show()
 
-    def _show_step(self, event: StepFinished) -> None:
+    def _show_step(self, event: StepFinished, *, into: str | None = None) -> None:
+        """The step's line (tokens, times); ``into``: in that display, in place."""
         usage = event.usage
         text = (
             f"step {event.step}: {usage.input_tokens} tokens in, {usage.output_tokens} out; "
             f"model {event.model_ms / 1000:.2f} s, tools {event.execution_ms / 1000:.2f} s"
         )
-        display({"text/plain": text, "text/html": f"<small>{html.escape(text)}</small>"}, raw=True)  # type: ignore[no-untyped-call]
+        _show_in({"text/plain": text, "text/html": f"<small>{html.escape(text)}</small>"}, into)
 
     def _close_live(self) -> None:
         if self._live is not None:
@@ -191,6 +209,14 @@ def selection_text(event: ToolsSelected) -> str:
         f"tools selected by {selection.model} ({len(selection.tools)} of {selection.offered}, full stubs): "
         f"{picked}"
     )
+
+
+def _show_in(bundle: dict[str, str], display_id: str | None) -> None:
+    """Show ``bundle`` in the display ``display_id``, in place; as a new output without one."""
+    if display_id is not None:
+        update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+    else:
+        display(bundle, raw=True)  # type: ignore[no-untyped-call]
 
 
 def _show(text: str, html_text: str) -> None:

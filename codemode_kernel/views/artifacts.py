@@ -19,7 +19,7 @@ from collections.abc import Callable
 from html import escape as esc
 from typing import Any
 
-from ..artifacts import Artifact, ArtifactStore
+from ..artifacts import Artifact, ArtifactInfo, ArtifactStore
 from ..worker.values import IMAGE_TYPES
 from .markdown import NO_TEX_CLASS
 from .render import json_html, table_html
@@ -44,13 +44,16 @@ class KernelArtifacts:
         """The underlying ArtifactStore (opened on first use)."""
         return self._store()
 
-    def list(self, *, name: str | None = None, limit: int | None = None) -> list[Artifact]:
-        """Artifacts, newest first (only those named ``name`` when given)."""
-        return self.store.list(name=name, limit=limit)
+    def list(self, *, name: str | None = None, limit: int | None = None) -> list[ArtifactInfo]:
+        """Artifacts' metadata, newest first (only those named ``name`` when given).
 
-    def get(self, id_or_name: str) -> Artifact:
-        """The metadata of an artifact, by id or (the newest with a) name."""
-        return self.store.get(id_or_name)
+        The dicts a program's ``list_artifacts()`` gives, so that code works in both.
+        """
+        return [ArtifactInfo.of(artifact) for artifact in self.store.list(name=name, limit=limit)]
+
+    def get(self, id_or_name: str) -> ArtifactInfo:
+        """The metadata of an artifact, by id or (the newest with a) name, as ``list()`` gives it."""
+        return ArtifactInfo.of(self.store.get(id_or_name))
 
     def load(self, id_or_name: str) -> Any:
         """The value an artifact holds (JSON parsed, CSV as a DataFrame, text as str, else bytes)."""
@@ -61,9 +64,9 @@ class KernelArtifacts:
 
     def put(
         self, data: Any, *, name: str | None = None, type: str | None = None, description: str = ""
-    ) -> Artifact:
-        """Store a value from the kernel, as a program's ``store_artifact`` would."""
-        return self.store.put(data, name=name, type=type, description=description)
+    ) -> ArtifactInfo:
+        """Store a value from the kernel, as a program's ``store_artifact`` would; its metadata."""
+        return ArtifactInfo.of(self.store.put(data, name=name, type=type, description=description))
 
     def browse(self) -> ArtifactBrowser:
         """The browser widget (what ``%codemode artifacts`` shows)."""
@@ -73,10 +76,10 @@ class KernelArtifacts:
         return len(self.store)
 
     def __repr__(self) -> str:
-        return artifact_listing_text(self.list())
+        return artifact_listing_text(self.store.list())
 
     def _repr_html_(self) -> str:
-        return listing_html(self.list())
+        return listing_html(self.store.list())
 
 
 def artifact_listing_text(artifacts: list[Artifact]) -> str:

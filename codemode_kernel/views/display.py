@@ -26,6 +26,7 @@ from .render import (
     status_badge,
     value_html,
 )
+from .table_text import table_text
 
 if TYPE_CHECKING:
     from ..agent import AgentResult
@@ -38,6 +39,7 @@ __all__ = [
     "result_bundle",
     "result_text",
     "split_volatile",
+    "stopped_bundle",
 ]
 
 TRACE_MIME = "application/vnd.codemode.trace.v1+json"
@@ -136,6 +138,12 @@ def result_bundle(
     return data, metadata
 
 
+def stopped_bundle(calls: int) -> dict[str, str]:
+    """What a live view leaves when its program stopped before the end (an interrupt): one line."""
+    text = f"codemode: stopped before the program ended, {calls} tool call{'s' * (calls != 1)}"
+    return {"text/plain": text, "text/html": f'<div class="codemode-result {NO_TEX_CLASS}">{esc(text)}</div>'}
+
+
 def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
     """A short deterministic summary: status, tool calls, the value or the error with its line."""
     calls = len(result.tool_calls)
@@ -202,7 +210,7 @@ def _value_text(envelope: Mapping[str, Any], limit: int = 2000) -> str:
     elif kind == "repr":
         text = str(envelope.get("repr", ""))
     elif kind == "table":
-        text = f"<table: {envelope.get('row_count', '?')} rows, columns {envelope.get('columns')}>"
+        return table_text(envelope)  # bounded by its rows, columns and cells: never cut mid-line
     else:
         text = f"<{kind}>"
     return text if len(text) <= limit else text[:limit] + "..."

@@ -1,8 +1,10 @@
 """The live trace of a running ``%%codemode`` cell: an ipywidgets view updated as tool calls come and go.
 
-It exists only while the program runs. Its display carries an empty ``text/plain`` (so nbval, nbconvert
-and consoles without widgets see nothing of it) and is emptied at the end, when the finished record is
-displayed once as the static MIME bundle (display.py) that survives saving and kernel restarts.
+It exists only while the program runs, and only where someone watches (kernel/magics.py decides). Its
+display carries an empty ``text/plain`` (so consoles without widgets show nothing of it while it runs) and
+becomes, in place, the finished record (display.py's static MIME bundle, which survives saving and kernel
+restarts): a saved notebook keeps the record where the view was, and no empty output. A program stopped
+before its end (an interrupt) leaves a line saying so instead.
 Updates come from the kernel's main thread only (see kernel/magics.py): widget messages then follow the
 cell's other output in order. A call's start and end are shown at once; its progress (the server's
 notifications, which can come many times a second) is coalesced, at most about ten refreshes a second
@@ -17,6 +19,7 @@ from typing import Any, Protocol
 from IPython.display import display, update_display
 
 from ..calllog import CallRecord, call_order
+from .display import stopped_bundle
 from .render import call_html, code_html, status_badge
 
 __all__ = ["LiveTrace", "LiveView", "open_live_view"]
@@ -39,8 +42,11 @@ class LiveView(Protocol):
     def call(self, record: CallRecord) -> None:
         """A call started, reported progress, or ended."""
 
+    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        """The program ended: the view becomes its finished record (``data``, ``metadata``), in place."""
+
     def close(self) -> None:
-        """The program ended: remove the view (the finished record is displayed next)."""
+        """The program stopped before its end (an interrupt): the view says so. Nothing after ``finish``."""
 
 
 def open_live_view(code: str, *, timeout: float | None, trace_mime: bool) -> LiveView:
@@ -75,6 +81,7 @@ class LiveTrace:
         """Running calls whose new progress is not shown yet (the view was refreshed a moment ago)."""
         self._refreshed = 0.0
         self._display_id: str | None = None
+        self._closed = False
         self._header_value()
 
     def show(self) -> None:
@@ -134,10 +141,20 @@ class LiveTrace:
         self._refreshed = now
         self._header_value()
 
+    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        """Replace the view with the finished record, in place; close every widget."""
+        self._replace(data, metadata)
+
     def close(self) -> None:
-        """Remove the live view: the finished record is displayed next, as a static bundle."""
+        """Replace the view with a line saying the program stopped; close every widget."""
+        self._replace(stopped_bundle(len(self._rows)), {})
+
+    def _replace(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        if self._closed:
+            return
+        self._closed = True
         if self._display_id is not None:
-            update_display({"text/plain": ""}, raw=True, display_id=self._display_id)  # type: ignore[no-untyped-call]
+            update_display(data, raw=True, metadata=metadata, display_id=self._display_id)  # type: ignore[no-untyped-call]
             self._display_id = None
         parts = (*self._rows.values(), *self._code.children, self._code, self._calls, self._header)
         for widget in (*parts, self.root):

@@ -4,7 +4,7 @@ One output, displayed when the program starts and replaced in place (``update_di
 start and end, so the extension draws the running record with the same renderer as the finished one.
 Updates are throttled (a record of thousands of calls, or a server reporting progress many times a
 second, must not send thousands of copies of the record; the latest state is always sent) and,
-like the ipywidgets view, the output is emptied at the end, when the finished record is displayed.
+like the ipywidgets view, the output becomes the finished record at the end, in place.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from IPython.display import display, update_display
 
 from ..calllog import CallRecord, call_order
-from .display import TRACE_MIME, split_volatile
+from .display import TRACE_MIME, split_volatile, stopped_bundle
 
 __all__ = ["LiveTraceBundle"]
 
@@ -78,10 +78,17 @@ class LiveTraceBundle:
         """Nothing happened for a moment: send what is pending, or the clock once a second."""
         self._send(0.0 if self._dirty else _CLOCK_INTERVAL)
 
+    def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        """The output becomes the finished record (the same renderer draws it)."""
+        self._replace(data, metadata)
+
     def close(self) -> None:
-        """Empty the output: the finished record is displayed next, as its own output."""
+        """The program stopped before its end: the output says so."""
+        self._replace(stopped_bundle(len(self._calls)), {})
+
+    def _replace(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         if self._display_id is not None:
-            update_display({"text/plain": ""}, raw=True, display_id=self._display_id)  # type: ignore[no-untyped-call]
+            update_display(data, raw=True, metadata=metadata, display_id=self._display_id)  # type: ignore[no-untyped-call]
             self._display_id = None
 
     def _send(self, interval: float) -> None:

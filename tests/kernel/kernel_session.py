@@ -35,18 +35,61 @@ class Reply:
         )
 
     def data(self, mime: str = "text/plain") -> list[Any]:
-        """What the cell displayed in ``mime``, leaving out the live trace widget."""
+        """What each display of the cell held in ``mime`` in the end, leaving out widget views.
+
+        Updates are applied; a display a ``clear_output`` removed later is still there (``outputs`` not).
+        """
         return [
-            m["content"]["data"][mime]
-            for m in self.messages
-            if m["msg_type"] in ("execute_result", "display_data")
-            and mime in m["content"]["data"]
-            and WIDGET_MIME not in m["content"]["data"]
+            output["data"][mime]
+            for output in self._folded(clear=False)
+            if mime in output.get("data", {}) and WIDGET_MIME not in output["data"]
         ]
+
+    def outputs(self) -> list[dict[str, Any]]:
+        """The cell's outputs as a notebook keeps (and saves) them once every message has arrived.
+
+        As JupyterLab and nbclient do: each stream and display is an output, an ``update_display_data``
+        replaces the data of the outputs with its display id, ``clear_output`` empties the list (with
+        ``wait``, when the next output comes). Streams are not merged.
+        """
+        return self._folded(clear=True)
+
+    def _folded(self, *, clear: bool) -> list[dict[str, Any]]:
+        """The outputs, each display's updates applied; ``clear``: ``clear_output`` applied too."""
+        outputs: list[dict[str, Any]] = []
+        by_display: dict[str, list[int]] = {}
+        clear_on_next = False
+        kinds = ("stream", "display_data", "update_display_data", "execute_result", "clear_output")
+        for message in self.of_type(*kinds):
+            kind, content = message["msg_type"], message["content"]
+            if not clear and kind == "clear_output":
+                continue
+            if kind == "clear_output" or (clear_on_next and kind != "update_display_data"):
+                clear_on_next = kind == "clear_output" and content.get("wait", False)
+                if not clear_on_next:
+                    outputs, by_display = [], {}
+                if kind == "clear_output":
+                    continue
+            display_id = (content.get("transient") or {}).get("display_id")
+            if kind == "update_display_data":
+                for index in by_display.get(display_id, []):
+                    outputs[index] = {**outputs[index], **_shown(content)}
+                continue
+            if display_id:
+                by_display.setdefault(display_id, []).append(len(outputs))
+            if kind == "stream":
+                outputs.append({"output_type": kind, "name": content["name"], "text": content["text"]})
+            else:
+                outputs.append({"output_type": kind, **_shown(content)})
+        return outputs
 
     def of_type(self, *msg_types: str) -> list[dict[str, Any]]:
         """The cell's messages of these types, in the order they came."""
         return [m for m in self.messages if m["msg_type"] in msg_types]
+
+
+def _shown(content: dict[str, Any]) -> dict[str, Any]:
+    return {"data": content["data"], "metadata": content["metadata"]}
 
 
 class Kernel:
@@ -54,10 +97,13 @@ class Kernel:
         self.manager = manager
         self.client = client
 
-    def run(self, code: str, timeout: float = 60, *, answers: Sequence[str] = ()) -> Reply:
+    def run(
+        self, code: str, timeout: float = 60, *, answers: Sequence[str] = (), allow_stdin: bool = True
+    ) -> Reply:
         """Run a cell; input requests (an approval question) get ``answers`` in order, then "" (deny).
 
-        The questions asked are in ``Reply.questions``.
+        The questions asked are in ``Reply.questions``. ``allow_stdin=False`` asks as nbclient and nbval
+        do (nobody there to answer).
         """
         messages: list[dict[str, Any]] = []
         questions: list[str] = []
@@ -73,6 +119,7 @@ class Kernel:
             timeout=timeout,
             output_hook=lambda m: messages.append({**m, "at": time.monotonic()}),
             stdin_hook=answer,
+            allow_stdin=allow_stdin,
         )
         content = reply["content"]
         return Reply(content["status"], content, messages, time.monotonic() - started, questions)

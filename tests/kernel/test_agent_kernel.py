@@ -277,7 +277,7 @@ def test_with_the_extension_an_agents_program_shows_the_trace_live_then_its_reco
     live = [m["content"]["data"][TRACE_MIME] for m in traces if m["content"]["data"]["text/plain"] == ""]
     assert live and {t["status"] for t in live} == {"running"} and live[0]["code"] == program
     assert [(c["tool"], c["status"]) for c in live[-1]["tool_calls"]] == [("get_weather", "ok")]
-    record = traces[-1]
-    assert record["msg_type"] == "display_data"
+    record = traces[-1]  # the live trace became the record, in place
+    assert record["msg_type"] == "update_display_data"
     assert record["content"]["data"][TRACE_MIME]["status"] == "ok"
     assert record["content"]["data"][TRACE_MIME]["code"] == program  # the error context's source

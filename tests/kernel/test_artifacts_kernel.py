@@ -36,7 +36,7 @@ def test_artifacts_stored_by_a_program_show_in_the_record_and_load_in_the_kernel
         "len(list_artifacts())"
     )
     assert reply.status == "ok", reply.content
-    text = reply.data()[0]
+    text = reply.data()[-1]  # the record (a start-up status may come first)
     assert "artifact: temps (application/json, 27 bytes, two cities)" in text
     assert "artifact: temps.csv (text/csv, 29 bytes)" in text
     trace = reply.data(TRACE_MIME)[0]
@@ -86,7 +86,7 @@ def test_a_large_tool_result_is_stored_whole_and_shown_as_a_preview(kernel: Kern
     call = reply.data(TRACE_MIME)[0]["tool_calls"][0]
     assert "artifact_id" not in call  # in the metadata: ids change from run to run
     whole = kernel.run(
-        "a = artifacts.list()[0]; a.type, artifacts[a.id]['content'][0]['text'] == 'x' * 200_000"
+        "a = artifacts.list()[0]; a['type'], artifacts[a['id']]['content'][0]['text'] == 'x' * 200_000"
     )
     assert whole.data() == ["('application/json', True)"]  # the whole CallToolResult, as the server sent it
 
@@ -95,6 +95,6 @@ def test_a_preview_never_renders_markup_a_program_stored(kernel: Kernel) -> None
     kernel.run("%%codemode\nstore_artifact('<img src=x onerror=alert(1)>', name='evil', type='text/html')")
     html = kernel.run(
         "from codemode_kernel.views.artifacts import preview_html\n"
-        "a = artifacts.get('evil'); preview_html(a, lambda: artifacts.store.read_bytes(a.id))"
+        "a = artifacts.store.get('evil'); preview_html(a, lambda: artifacts.store.read_bytes(a.id))"
     ).data()[0]
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html

@@ -1,4 +1,4 @@
-"""The live trace widget of a running %%codemode cell, and the static record that replaces it."""
+"""The live trace widget of a running %%codemode cell, and the static record it becomes, in place."""
 
 from __future__ import annotations
 
@@ -47,14 +47,15 @@ def test_a_running_cell_shows_its_tool_calls_live_then_the_static_record(kernel:
     reply = kernel.run(TWO_SPACED_CALLS)
     assert reply.status == "ok", reply.content
     displays = reply.of_type("display_data", "update_display_data")
-    # First the live view (a widget; nothing as text), then it is emptied, then the record.
-    live, emptied, record = displays[0], displays[-2], displays[-1]
-    assert WIDGET_MIME in live["content"]["data"] and live["content"]["data"]["text/plain"] == ""
+    # First the live view (a widget; nothing as text), which becomes the record in place: one output.
+    live = next(d for d in displays if WIDGET_MIME in d["content"]["data"])  # after a start-up status
+    record = displays[-1]
+    assert live["content"]["data"]["text/plain"] == ""
     display_id = live["content"]["transient"]["display_id"]
-    assert emptied["msg_type"] == "update_display_data"
-    assert emptied["content"]["transient"]["display_id"] == display_id
-    assert emptied["content"]["data"] == {"text/plain": ""}
-    assert record["msg_type"] == "display_data" and TRACE_MIME in record["content"]["data"]
+    assert record["msg_type"] == "update_display_data"
+    assert record["content"]["transient"]["display_id"] == display_id
+    assert TRACE_MIME in record["content"]["data"] and WIDGET_MIME not in record["content"]["data"]
+    assert [d for d in displays if TRACE_MIME in d["content"]["data"]] == [record]
 
     states = _widget_states(reply)
     root_id = live["content"]["data"][WIDGET_MIME]["model_id"]
@@ -119,9 +120,14 @@ def test_with_the_extension_the_live_view_is_the_trace_itself_updated_in_place(k
     assert reply.status == "ok", reply.content
     assert not reply.of_type("comm_open"), "no widget is opened when the extension renders the trace"
     displays = reply.of_type("display_data", "update_display_data")
-    live, record = displays[0], displays[-1]
+    live = next(d for d in displays if TRACE_MIME in d["content"]["data"])  # after a start-up status
+    record = displays[-1]
     display_id = live["content"]["transient"]["display_id"]
-    updates = [d for d in displays[1:-1] if d["content"]["transient"]["display_id"] == display_id]
+    updates = [
+        u
+        for u in reply.of_type("update_display_data")
+        if u["content"]["transient"]["display_id"] == display_id
+    ]
     running = [u["content"]["data"][TRACE_MIME] for u in [live, *updates[:-1]]]
     assert live["content"]["data"]["text/plain"] == ""
     assert {t["status"] for t in running} == {"running"}
@@ -134,10 +140,10 @@ def test_with_the_extension_the_live_view_is_the_trace_itself_updated_in_place(k
     # The clock ran while the program slept; the metadata carries it (and each call's start).
     elapsed = [u["content"]["metadata"][TRACE_MIME]["duration_ms"] for u in [live, *updates[:-1]]]
     assert elapsed == sorted(elapsed) and elapsed[-1] > 600
-    # Emptied at the end; the record follows as its own output, with the program for the error context.
-    assert updates[-1]["content"]["data"] == {"text/plain": ""}
+    # At the end it becomes the record, in place, with the program for the error context.
+    assert updates[-1] is record
     final = record["content"]["data"][TRACE_MIME]
-    assert record["msg_type"] == "display_data" and final["status"] == "ok"
+    assert record["msg_type"] == "update_display_data" and final["status"] == "ok"
     assert final["code"].endswith("[a.temperature, b.temperature]\n")
     # After the extension's comm closed, the next cell is back to the widget view.
     again = kernel.run('%%codemode\nget_weather(city="Oslo", unit="celsius").temperature')

@@ -116,7 +116,7 @@ def test_history_files_keep_each_codemode_run_with_what_the_cell_showed(
 ) -> None:
     reply = sidebar_kernel.run(f"%%codemode\n{PROGRAM}")
     assert reply.status == "ok", reply.content
-    (shown,) = [m["content"] for m in reply.of_type("display_data") if TRACE_MIME in m["content"]["data"]]
+    (shown,) = [o for o in reply.outputs() if TRACE_MIME in o.get("data", {})]
     newest = _history(notebook)[0]
     execution_id = shown["metadata"][TRACE_MIME]["execution_id"]
     assert newest["id"] == execution_id and newest["kind"] == "codemode"
@@ -134,7 +134,7 @@ def test_history_files_keep_each_agent_request_with_its_answer(
     )
     reply = sidebar_kernel.run("%%agent --new\nWhere am I?")
     assert reply.status == "ok", reply.content
-    (answer,) = [m["content"] for m in reply.of_type("display_data") if AGENT_MIME in m["content"]["data"]]
+    (answer,) = [o for o in reply.outputs() if AGENT_MIME in o.get("data", {})]
     newest = _history(notebook)[0]
     assert newest["kind"] == "agent" and newest["model"] == "scripted" and newest["request"] == "Where am I?"
     assert newest["status"] == "answered" and newest["number"] >= 1
@@ -142,7 +142,7 @@ def test_history_files_keep_each_agent_request_with_its_answer(
     shown_markdown = newest["bundle"]["data"]["text/markdown"]  # as shown: safe_markdown, raw HTML escaped
     assert "You are in &lt;b>Oslo&lt;/b>." in shown_markdown and "<b>" not in shown_markdown
     (program,) = newest["executions"]  # the program the agent ran, as the cell showed its record
-    (shown,) = [m["content"] for m in reply.of_type("display_data") if TRACE_MIME in m["content"]["metadata"]]
+    (shown,) = [o for o in reply.outputs() if TRACE_MIME in o.get("metadata", {})]
     assert program == {"data": shown["data"], "metadata": shown["metadata"]}
     assert program["data"][TRACE_MIME]["status"] == "ok"
 
@@ -227,9 +227,9 @@ def test_history_survives_a_restart_and_the_state_file_is_removed_at_shutdown(
         first = k.run('%%codemode\nget_city()["city"]')
         assert first.status == "ok"
         (ran,) = [
-            m["content"]["metadata"][TRACE_MIME]["execution_id"]
-            for m in first.of_type("display_data")
-            if TRACE_MIME in m["content"]["metadata"]
+            o["metadata"][TRACE_MIME]["execution_id"]
+            for o in first.outputs()
+            if TRACE_MIME in o.get("metadata", {})
         ]
         pid = json.loads(path.read_text())["pid"]
         k.manager.restart_kernel(now=False)
