@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import io
 import json
 import os
@@ -421,8 +420,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     elif args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
-        shown = dataclasses.replace(result, stdout="", stderr="") if view.live else result
-        sys.stdout.write(view.end_of_output() + format_result_text(shown))
+        sys.stdout.write(view.end_of_output() + format_result_text(result, output=not view.live))
     return result.exit_code
 
 

@@ -94,19 +94,30 @@ class ExecutionResult:
         return asdict(self)
 
 
-def format_result_text(result: ExecutionResult) -> str:
-    """The result as a person (or a model) reads it: output, the value or the error, a status line."""
+def format_result_text(result: ExecutionResult, *, output: bool = True) -> str:
+    """The result as a person (or a model) reads it: output, the value or the error, a status line.
+
+    A cut says so, and how much came through. ``output=False`` leaves out what the program printed (a
+    terminal showed it as it came), not the note that it was cut.
+    """
+    from ..budget import value_cut_note
+
     parts = []
-    if result.stdout:
+    if output and result.stdout:
         parts.append(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
-    if result.stderr:
+    if output and result.stderr:
         parts.append(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
     if result.output_truncated:
-        parts.append("[output cut: the program printed more than the limit]\n")
+        kept = len(result.stdout) + len(result.stderr)
+        parts.append(
+            f"[output cut: only the first {kept:,} characters of what the program printed were kept; "
+            "store_artifact(data) in the program keeps large data whole]\n"
+        )
     if result.value is not None:
         text = _value_text(result.value)
         if text:
             parts.append(text + "\n")
+        parts.append(value_cut_note(result.value))
     if result.error is not None:
         from ..worker.source import format_error_text
 

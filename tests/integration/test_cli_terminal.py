@@ -246,3 +246,22 @@ def test_off_a_terminal_the_output_comes_at_the_end_as_before(project: Path) -> 
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"one\ntwo\nerr\nvalue\n\[ok in \d+\.\d\d s, 0 tool calls\]\n", done.stdout)
     assert done.stderr == ""
+
+
+def test_what_was_cut_says_so_and_how_much(project: Path) -> None:
+    """Output past the executor's limit and a value past the worker's say how much came through."""
+    program = 'print("x" * 1_200_000)\n"y" * 1_500_000\n'
+    (project / "prog.py").write_text(program)
+    done = codemode("run", "--config", "weather.json", "prog.py", cwd=project)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "x" * 1_000_000  # the executor keeps a million characters of output
+    assert lines[1] == (
+        "[output cut: only the first 1,000,000 characters of what the program printed were kept; "
+        "store_artifact(data) in the program keeps large data whole]"
+    )
+    assert lines[2] == "y" * 1_000_000  # and the worker sends a million bytes of a value
+    assert lines[3] == (
+        "[the value was cut before it left the worker: 1,000,000 of its 1,500,000 bytes came through; "
+        "store_artifact(value) in the program keeps all of it, or return a summary]"
+    )
