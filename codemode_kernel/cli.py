@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import tokenize
 from collections.abc import Sequence
 from pathlib import Path
@@ -467,7 +468,7 @@ def _terminal_person(*, program_on_stdin: bool, line: ProgressLine | None) -> Pr
         try:
             sys.stderr.write(question)
             sys.stderr.flush()
-            answer: str = await asyncio.to_thread(sys.stdin.readline)
+            answer = await _read_line()
         finally:
             if line is not None:
                 line.release()
@@ -476,6 +477,28 @@ def _terminal_person(*, program_on_stdin: bool, line: ProgressLine | None) -> Pr
         return answer
 
     return PromptApprover(ask)
+
+
+async def _read_line() -> str:
+    """A line typed on standard input, read on a daemon thread.
+
+    Not ``asyncio.to_thread``: its worker threads are joined at exit, so after Ctrl-C at a question the
+    process would wait for a line nobody types.
+    """
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+
+    def give(text: str) -> None:
+        if not line.done():  # the question may have been withdrawn meanwhile
+            line.set_result(text)
+
+    def read() -> None:
+        text = sys.stdin.readline()
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(give, text)
+
+    threading.Thread(target=read, name="codemode-stdin", daemon=True).start()
+    return await line
 
 
 class _UnreadableProgramError(Exception):

@@ -67,6 +67,13 @@ def project(tmp_path: Path) -> Path:
         "defaults": {"codeMode": {"grace": 1}},
     }
     (tmp_path / "weather.json").write_text(json.dumps(config))
+    asking = {
+        "command": sys.executable,
+        "args": [str(Path(__file__).parents[1] / "servers" / "asking_server.py")],
+    }
+    (tmp_path / "asking.json").write_text(
+        json.dumps({"mcpServers": {"asking": asking}, "workspace": str(tmp_path)})
+    )
     return tmp_path
 
 
@@ -94,7 +101,7 @@ class Terminal:
 class Pty:
     """``codemode run`` with a pty as its controlling terminal (stdin, stderr and, unless piped, stdout)."""
 
-    def __init__(self, project: Path, program: str) -> None:
+    def __init__(self, project: Path, program: str, config: str = "weather.json") -> None:
         (project / "prog.py").write_text(program)
         env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
         home = project / "home"
@@ -102,7 +109,7 @@ class Pty:
         self.leader, follower = pty.openpty()
         fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "codemode_kernel.cli", "run", "--config", "weather.json", "prog.py"],
+            [sys.executable, "-P", "-m", "codemode_kernel.cli", "run", "--config", config, "prog.py"],
             cwd=project,
             env=env,
             stdin=follower,
@@ -178,8 +185,8 @@ def typed_out(rows: list[str]) -> list[str]:
 def terminal(project: Path):
     opened: list[Pty] = []
 
-    def start(program: str) -> Pty:
-        opened.append(Pty(project, program))
+    def start(program: str, config: str = "weather.json") -> Pty:
+        opened.append(Pty(project, program, config))
         return opened[-1]
 
     yield start
@@ -237,6 +244,19 @@ def test_ctrl_c_kills_a_program_that_ignores_sigint_after_the_grace_period(termi
     stopped = shown.arrival("[interrupted after") - pressed
     assert 1.0 <= stopped < 1 + 5, stopped
     assert all(re.fullmatch(r"line \d+", row) for row in rows[:-1]) and len(rows) < 20, rows
+
+
+def test_ctrl_c_at_a_servers_question_ends_the_run_at_once(terminal) -> None:
+    run = terminal('print("booking")\nbook_table(restaurant="Chez Nous")\n', config="asking.json")
+    run.read_until("the day: ")
+    pressed = run.type(b"\x03")
+    shown = run.finish(timeout=30)
+    assert shown.returncode == 130, shown.text
+    assert "Traceback" not in shown.text
+    rows = typed_out(screen(shown.text))
+    assert rows[0] == "booking" and re.fullmatch(r"\[interrupted after \d+\.\d\d s, 1 tool call\]", rows[-1])
+    # Nobody answers the question: the run does not wait for a line typed on the terminal to end.
+    assert shown.arrival("[interrupted after") - pressed < 5
 
 
 def test_off_a_terminal_the_output_comes_at_the_end_as_before(project: Path) -> None:
