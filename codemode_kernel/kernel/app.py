@@ -104,7 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["install"]:
         return install_main(args[1:])
+    from ..worker.interrupts import handle_interrupts
     from .kernel import CodeModeKernel
 
+    # Before any thread starts (they inherit the mask): an interrupt must reach the kernel whatever SIGINT
+    # its parent left ignored or blocked. ipykernel then ignores SIGINT between requests, handles it in them.
+    handle_interrupts()
     CodeModeKernelApp.launch_instance(argv=args, kernel_class=CodeModeKernel)
     return 0

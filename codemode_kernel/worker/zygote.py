@@ -34,6 +34,7 @@ from typing import Any
 
 # Imported here, once, by the zygote: a forked worker finds them loaded instead of importing them again.
 from .channel import Channel
+from .interrupts import handle_interrupts
 from .main import serve as serve_programs
 from .protocol import (
     DoneFrame,
@@ -113,7 +114,7 @@ def _child(
     try:
         control.close()
         os.setsid()  # its own process group, out of reach of the kernel's interrupts
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        handle_interrupts()  # the zygote ignores SIGINT; the program's interrupt is a KeyboardInterrupt
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         channel = Channel(socket.socket(fileno=channel_fd))

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -122,13 +123,33 @@ def test_timeout_cancels_the_call_at_the_server(hub: ToolHub) -> None:
         time.sleep(0.05)
 
 
-def test_interrupt_while_waiting_cancels_the_call(hub: ToolHub) -> None:
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    started = time.monotonic()
+@pytest.fixture
+def sigint_raises() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt in this process, as ipykernel has it while a cell runs.
+
+    Whatever pytest inherited: started with ``&`` from a script, it ignores SIGINT.
+    """
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def test_interrupt_while_waiting_cancels_the_call(hub: ToolHub, sigint_raises: None) -> None:
+    interrupted: list[float] = []
+
+    def interrupt_once(_progress: float, _total: float | None, _message: str | None) -> None:
+        if not interrupted:  # the server is sleeping on the call: it reported progress
+            interrupted.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
     with pytest.raises(KeyboardInterrupt):
-        hub.call("quirky", "sleep", {"seconds": 10})
-    assert time.monotonic() - started < 4
+        hub.call("quirky", "sleep", {"seconds": 10}, progress=interrupt_once)
+    assert interrupted, "the call ended before it was interrupted"
+    assert time.monotonic() - interrupted[0] < 4
     deadline = time.monotonic() + 3
     while text_of(hub.call("quirky", "cancelled_count")) != "1":
         assert time.monotonic() < deadline, "the interrupted call was not cancelled at the server"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -111,7 +113,27 @@ def test_the_warden_ends_as_pid_1_ended(dirs: Dirs, identity: str) -> None:
     assert outcome.exit_code == 7
 
 
-def test_sigint_to_the_process_group_reaches_pid_1_as_keyboard_interrupt(dirs: Dirs, identity: str) -> None:
+@contextlib.contextmanager
+def sigint_left(inherited: str) -> Iterator[None]:
+    """This process's SIGINT left ``inherited`` while the block runs, as a parent may leave it to a child:
+    "default" (Python's handler), "ignored" (a script's ``&``) or "blocked" (in the signal mask)."""
+    handler = signal.getsignal(signal.SIGINT)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    if inherited == "ignored":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    elif inherited == "blocked":
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+@pytest.mark.parametrize("inherited", ["default", "ignored", "blocked"])
+def test_sigint_to_the_process_group_reaches_pid_1_as_keyboard_interrupt(
+    dirs: Dirs, identity: str, inherited: str
+) -> None:
     def body(reporter: Reporter) -> str:
         try:
             reporter.ready()
@@ -120,12 +142,13 @@ def test_sigint_to_the_process_group_reaches_pid_1_as_keyboard_interrupt(dirs: D
             return "interrupted"
         return "slept"
 
-    outcome = run(
-        body,
-        identity=identity,
-        setup=sandboxed(dirs.policy()),
-        on_ready=lambda pid, _d: os.killpg(pid, signal.SIGINT),
-    )
+    with sigint_left(inherited):
+        outcome = run(
+            body,
+            identity=identity,
+            setup=sandboxed(dirs.policy()),
+            on_ready=lambda pid, _d: os.killpg(pid, signal.SIGINT),
+        )
     assert outcome.result == "interrupted"
     assert outcome.elapsed < 5
 

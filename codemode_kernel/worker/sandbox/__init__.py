@@ -23,11 +23,11 @@ How the runner uses it (three processes, each with its own calls)::
     session worker (PID 1 kept across executions)
         kill_namespace()                       # between executions: nothing the last one started survives
 
-Signals: SIGINT to the warden's process group reaches PID 1 as KeyboardInterrupt (Python installs a
-handler; the warden ignores SIGINT). SIGKILL to the warden (or its group) kills PID 1 through
-PR_SET_PDEATHSIG, and with it the whole namespace. SIGTERM or SIGHUP to the warden SIGKILLs PID 1. A
-signal sent to PID 1 itself that PID 1 has no handler for is dropped by the kernel (only SIGKILL from
-outside always works): signal the warden or its group.
+Signals: SIGINT to the warden's process group reaches PID 1 as KeyboardInterrupt (PID 1 installs the
+handler and unblocks SIGINT, whatever its parent left them as; the warden ignores SIGINT). SIGKILL to the
+warden (or its group) kills PID 1 through PR_SET_PDEATHSIG, and with it the whole namespace. SIGTERM or
+SIGHUP to the warden SIGKILLs PID 1. A signal sent to PID 1 itself that PID 1 has no handler for is dropped
+by the kernel (only SIGKILL from outside always works): signal the warden or its group.
 
 Without a PID namespace, ``enter_sandbox`` confines the calling process itself and returns in it; the
 runner's process-group kill is then all that ends the program's children.

@@ -23,6 +23,7 @@ import signal
 from collections.abc import Callable
 from typing import NoReturn
 
+from ..interrupts import handle_interrupts
 from ._fds import close_fds_except
 from ._libc import CLONE_NEWPID, CLONE_NEWUSER, prctl, unshare
 
@@ -73,7 +74,8 @@ def fork_into_new_pid_namespace(*, user_namespace: bool = False, extra_flags: in
 
     Returns ``(0, -1)`` in the child and ``(child_pid, lifeline)`` in the parent, where ``lifeline`` is
     a pipe end the parent keeps open for as long as it lives (``supervise`` does). The child has
-    PR_SET_PDEATHSIG set to SIGKILL, and exits at once if the parent died before that was in place.
+    PR_SET_PDEATHSIG set to SIGKILL, and exits at once if the parent died before that was in place; its
+    SIGINT raises KeyboardInterrupt, whatever the parent ignored or blocked.
     """
     global _namespace_init
     unshare_namespaces(CLONE_NEWPID | extra_flags, user_namespace=user_namespace)
@@ -85,6 +87,7 @@ def fork_into_new_pid_namespace(*, user_namespace: bool = False, extra_flags: in
         return pid, lifeline
     os.close(lifeline)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    handle_interrupts()  # PID 1 gets no default action: without a handler, SIGINT would be dropped
     # The parent may have died between fork and prctl; its end of the pipe closes with it.
     if select.select([lifeline_read], [], [], 0)[0]:
         os._exit(1)
