@@ -14,6 +14,7 @@ import os
 import pty
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -101,7 +102,9 @@ class Terminal:
 class Pty:
     """``codemode run`` with a pty as its controlling terminal (stdin, stderr and, unless piped, stdout)."""
 
-    def __init__(self, project: Path, program: str, config: str = "weather.json") -> None:
+    def __init__(
+        self, project: Path, program: str, config: str = "weather.json", *, stdout_pipe: bool = False
+    ) -> None:
         (project / "prog.py").write_text(program)
         env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
         home = project / "home"
@@ -113,7 +116,7 @@ class Pty:
             cwd=project,
             env=env,
             stdin=follower,
-            stdout=follower,
+            stdout=subprocess.PIPE if stdout_pipe else follower,
             stderr=follower,
             start_new_session=True,
             # The pty becomes the controlling terminal: Ctrl-C typed on it sends SIGINT to codemode.
@@ -185,8 +188,8 @@ def typed_out(rows: list[str]) -> list[str]:
 def terminal(project: Path):
     opened: list[Pty] = []
 
-    def start(program: str, config: str = "weather.json") -> Pty:
-        opened.append(Pty(project, program, config))
+    def start(program: str, config: str = "weather.json", *, stdout_pipe: bool = False) -> Pty:
+        opened.append(Pty(project, program, config, stdout_pipe=stdout_pipe))
         return opened[-1]
 
     yield start
@@ -257,6 +260,19 @@ def test_ctrl_c_at_a_servers_question_ends_the_run_at_once(terminal) -> None:
     assert rows[0] == "booking" and re.fullmatch(r"\[interrupted after \d+\.\d\d s, 1 tool call\]", rows[-1])
     # Nobody answers the question: the run does not wait for a line typed on the terminal to end.
     assert shown.arrival("[interrupted after") - pressed < 5
+
+
+def test_interrupted_with_stdout_a_pipe_prints_the_output_kept_then_the_status(terminal) -> None:
+    program = 'print("one")\nget_forecast(city="Oslo", days=5, delay_seconds=10)\nprint("never")\n'
+    run = terminal(program, stdout_pipe=True)
+    run.read_until("get_forecast running")  # the progress line, on stderr (the terminal)
+    run.proc.send_signal(signal.SIGINT)
+    shown = run.finish()
+    assert run.proc.stdout is not None
+    out = run.proc.stdout.read().decode()
+    assert shown.returncode == 130, (out, shown.text)
+    assert re.fullmatch(r"one\n\[interrupted after \d+\.\d\d s, 1 tool call\]\n", out), out
+    assert "Traceback" not in shown.text
 
 
 def test_off_a_terminal_the_output_comes_at_the_end_as_before(project: Path) -> None:

@@ -51,3 +51,18 @@ def test_nothing_is_drawn_while_a_question_is_asked() -> None:
     line.on_call(replace(running(log, "third"), progress=None))
     line.close()
     assert "third running (+2 running)" in out.getvalue()[held_at:]
+
+
+def test_output_goes_above_the_line_and_an_unfinished_line_is_not_wiped() -> None:
+    terminal = io.StringIO()  # stdout and stderr on one terminal
+    log = CallLog()
+    line = ProgressLine(terminal)
+    line.on_call(running(log, "slow"))
+    line.print_above(terminal, "first\n")
+    assert terminal.getvalue().endswith("\r\x1b[Kfirst\n\r\x1b[Kcodemode: 0 s, 0 calls done | slow running")
+    line.print_above(terminal, "Loading...")
+    unfinished = len(terminal.getvalue())
+    line.on_call(running(log, "other"))  # drawing now would return the cursor over "Loading..."
+    line.print_above(terminal, " done\n")
+    assert terminal.getvalue()[unfinished:].startswith(" done\n")  # nothing came between
+    line.close()
