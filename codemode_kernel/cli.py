@@ -28,7 +28,7 @@ from .typegen import build_tool_models, renamed_warning, render_stubs
 
 if TYPE_CHECKING:
     from .approvals import Approver, PromptApprover
-    from .terminal_progress import ProgressLine
+    from .terminal_progress import ProgressLine, RunOutput
 
 __all__ = ["main"]
 
@@ -352,7 +352,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .calllog import ToolCallRecord
     from .executor import Executor
     from .executor.pending_file import PendingFileError, pending_state, read_answers
-    from .executor.result import format_result_text
+    from .executor.result import ExecutionResult, format_result_text
     from .terminal_progress import RunOutput
 
     try:
@@ -398,6 +398,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 if hasattr(approver, "elicit")  # the terminal's approver: one person, one question at a time
                 else _terminal_person(program_on_stdin=args.file == "-", line=line)
             )
+            result: ExecutionResult | None = None
             try:
                 result = executor.run(
                     code,
@@ -407,15 +408,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     on_output=view.on_output,
                     on_call=view.on_call,
                 )
+            except KeyboardInterrupt:  # Ctrl-C: the worker was stopped (SIGINT, grace, SIGKILL) before this
+                pass
             finally:
                 if line is not None:
                     line.close()
-    except KeyboardInterrupt:  # Ctrl-C: the worker was stopped (SIGINT, grace, SIGKILL) before this
-        if as_text:
-            sys.stdout.write(view.interrupted_text())
-        else:  # stdout is for JSON
-            print(f"codemode: {view.interrupted_status()}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+            if result is None:  # said now, not after the servers are stopped (that takes a moment)
+                return _interrupted(view, as_text=as_text)
+    except KeyboardInterrupt:  # while the servers started or stopped
+        return _interrupted(view, as_text=as_text)
     if result.status == "pending":
         print(json.dumps(pending_state(result, args.file), indent=2, ensure_ascii=False))
     elif args.json:
@@ -423,6 +424,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(view.end_of_output() + format_result_text(result, output=not view.live))
     return result.exit_code
+
+
+def _interrupted(view: RunOutput, *, as_text: bool) -> int:
+    """Say once that the run was interrupted (after what it printed, unless shown already); exit 130."""
+    if not view.reported:
+        view.reported = True
+        if as_text:
+            sys.stdout.write(view.interrupted_text())
+            sys.stdout.flush()
+        else:  # stdout is for JSON
+            print(f"codemode: {view.interrupted_status()}", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _progress_line() -> ProgressLine | None:

@@ -150,6 +150,8 @@ class RunOutput:
     printed: dict[str, list[str]] = field(default_factory=lambda: {"stdout": [], "stderr": []})
     calls: set[str] = field(default_factory=set)
     at_line_start: bool = True
+    reported: bool = False
+    """The end of an interrupted run was said (a second Ctrl-C while the servers stop must not repeat it)."""
 
     def on_output(self, stream: str, text: str) -> None:
         """The executor's ``on_output`` watcher: the program printed ``text`` on ``stream``."""

@@ -14,6 +14,7 @@ import asyncio
 import concurrent.futures
 import functools
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -22,6 +23,11 @@ __all__ = ["LoopThread", "blocking"]
 _CANCEL_WAIT_SECONDS = 75.0
 """The longest an interrupted wait waits for its cancelled coroutine to end: a worker stopped after the
 longest grace period the config allows (60 s), with room to spare; a coroutine stuck longer is left."""
+
+_WAKE_SECONDS = 0.1
+"""How often a blocking wait wakes so that a pending interrupt gets in. The OS may deliver SIGINT to any
+thread (one blocked reading the terminal, say); Python then only flags it, and a main thread asleep in a
+lock would not see it until the wait ended (a Ctrl-C at a terminal question took the run's whole timeout)."""
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -56,10 +62,12 @@ class LoopThread:
         ended = threading.Event()
         future = self.submit(_signalling_end(coro, ended))
         try:
-            return future.result(timeout)
+            if not _wait_awake(lambda seconds: bool(concurrent.futures.wait([future], seconds)[0]), timeout):
+                raise TimeoutError
+            return future.result()
         except BaseException:
             if future.cancel():  # it was still running: let its cleanup finish before the caller goes on
-                ended.wait(_CANCEL_WAIT_SECONDS)
+                _wait_awake(ended.wait, _CANCEL_WAIT_SECONDS)
             raise
 
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -82,6 +90,20 @@ class LoopThread:
             self._thread.join(timeout=10)
             if not self._thread.is_alive():
                 self.loop.close()
+
+
+def _wait_awake(wait: Callable[[float], bool], timeout: float | None) -> bool:
+    """Call ``wait(seconds)`` (True once done) until done or ``timeout``; whether it is done.
+
+    In slices of ``_WAKE_SECONDS``, so that an interrupt is raised here at once.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = _WAKE_SECONDS if deadline is None else min(_WAKE_SECONDS, deadline - time.monotonic())
+        if left <= 0:
+            return False
+        if wait(left):
+            return True
 
 
 async def _signalling_end(coro: Coroutine[Any, Any, T], ended: threading.Event) -> T:

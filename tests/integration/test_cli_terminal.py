@@ -144,6 +144,8 @@ class Pty:
 
     def close(self) -> None:
         os.close(self.leader)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
