@@ -99,6 +99,15 @@ class Terminal:
         raise AssertionError(f"{needle!r} never reached the terminal: {seen!r}")
 
 
+def _as_in_a_shell() -> None:
+    """In the child: the pty becomes its controlling terminal (Ctrl-C typed on it sends SIGINT to it), and
+    SIGINT is handled as in an interactive shell's command, whatever this test process inherited (started
+    with ``&`` from a script, it ignores SIGINT, and so would its children)."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 class Pty:
     """``codemode run`` with a pty as its controlling terminal (stdin, stderr and, unless piped, stdout)."""
 
@@ -119,8 +128,7 @@ class Pty:
             stdout=subprocess.PIPE if stdout_pipe else follower,
             stderr=follower,
             start_new_session=True,
-            # The pty becomes the controlling terminal: Ctrl-C typed on it sends SIGINT to codemode.
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+            preexec_fn=_as_in_a_shell,
         )
         os.close(follower)
         self.pieces: list[tuple[float, str]] = []
