@@ -18,8 +18,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from ..errors import AgentCellError, AgentError, ConfigError, LLMError
 from ..views.agent import AgentView
 from ..views.display import TRACE_MIME
-from .frontend import Frontends
-from .magics import watched
+from .frontend import Frontends, watched
 from .pump import run_reporting
 from .tools import KernelTools
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["FRONTEND_COMM_TARGET", "Frontends"]
+__all__ = ["FRONTEND_COMM_TARGET", "Frontends", "watched"]
 
 FRONTEND_COMM_TARGET = "codemode.frontend"
 
@@ -36,3 +36,17 @@ class Frontends:
         if isinstance(types, list):
             self._announced[comm.comm_id] = frozenset(t for t in types if isinstance(t, str))
         comm.on_close(lambda _message: self._announced.pop(comm.comm_id, None))
+
+
+def watched(shell: Any) -> bool:
+    """Whether someone watches this cell run, so that a live view is worth showing.
+
+    That is a kernel (not a terminal IPython) whose request allows input. nbclient, nbval and papermill
+    ask with ``allow_stdin: false``: nobody watches, and nbval, which compares each display as first sent,
+    would see a live view where the saved notebook holds the record it became.
+    """
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return False
+    request = kernel.get_parent("shell") or {}
+    return bool(request.get("content", {}).get("allow_stdin", False))

@@ -24,7 +24,7 @@ from ..typegen import ToolModel, build_tool_models, render_signature
 from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
-from .frontend import Frontends
+from .frontend import Frontends, watched
 from .line_actions import approve_tools, load_artifact, login_server, reconnect_server
 from .pump import run_reporting
 from .tools import KernelTools
@@ -208,20 +208,6 @@ class CodeModeMagics(Magics):
         print("codemode: reloading the config and reconnecting the servers...", file=sys.stderr, flush=True)
         self.tools.reload(config)
         print(status_text(self.tools))
-
-
-def watched(shell: Any) -> bool:
-    """Whether someone watches this cell run, so that a live view is worth showing.
-
-    That is a kernel (not a terminal IPython) whose request allows input. nbclient, nbval and papermill
-    ask with ``allow_stdin: false``: nobody watches, and nbval, which compares each display as first sent,
-    would see a live view where the saved notebook holds the record it became.
-    """
-    kernel = getattr(shell, "kernel", None)
-    if kernel is None:
-        return False
-    request = kernel.get_parent("shell") or {}
-    return bool(request.get("content", {}).get("allow_stdin", False))
 
 
 def show_record(live: LiveView | None, data: dict[str, Any], metadata: dict[str, Any]) -> None:

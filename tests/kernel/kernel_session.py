@@ -35,14 +35,23 @@ class Reply:
         )
 
     def data(self, mime: str = "text/plain") -> list[Any]:
-        """What each display of the cell held in ``mime`` in the end, leaving out widget views.
+        """What each display of the cell holds in ``mime`` in the end, leaving out widget views.
 
-        Updates are applied; a display a ``clear_output`` removed later is still there (``outputs`` not).
+        Updates and ``clear_output`` are applied (the kernel's start-up status is gone once the wait ends);
+        ``shown_then`` has every display as it was first sent.
         """
         return [
             output["data"][mime]
-            for output in self._folded(clear=False)
+            for output in self._folded()
             if mime in output.get("data", {}) and WIDGET_MIME not in output["data"]
+        ]
+
+    def shown_then(self, mime: str = "text/plain") -> list[Any]:
+        """Every display the cell sent, in ``mime``, as first sent (also those removed or updated later)."""
+        return [
+            m["content"]["data"][mime]
+            for m in self.of_type("display_data", "execute_result")
+            if mime in m["content"]["data"] and WIDGET_MIME not in m["content"]["data"]
         ]
 
     def outputs(self) -> list[dict[str, Any]]:
@@ -52,18 +61,16 @@ class Reply:
         replaces the data of the outputs with its display id, ``clear_output`` empties the list (with
         ``wait``, when the next output comes). Streams are not merged.
         """
-        return self._folded(clear=True)
+        return self._folded()
 
-    def _folded(self, *, clear: bool) -> list[dict[str, Any]]:
-        """The outputs, each display's updates applied; ``clear``: ``clear_output`` applied too."""
+    def _folded(self) -> list[dict[str, Any]]:
+        """The outputs, each display's updates and every ``clear_output`` applied."""
         outputs: list[dict[str, Any]] = []
         by_display: dict[str, list[int]] = {}
         clear_on_next = False
         kinds = ("stream", "display_data", "update_display_data", "execute_result", "clear_output")
         for message in self.of_type(*kinds):
             kind, content = message["msg_type"], message["content"]
-            if not clear and kind == "clear_output":
-                continue
             if kind == "clear_output" or (clear_on_next and kind != "update_display_data"):
                 clear_on_next = kind == "clear_output" and content.get("wait", False)
                 if not clear_on_next:

@@ -41,7 +41,8 @@ def test_cells_use_healthy_servers_at_once_and_wait_only_for_the_server_they_nam
         assert late.status == "ok", late.content
         assert late.stream() == "late\n"
         # Said as a status while it waited, cleared once it ended: nothing in the red stderr box.
-        assert "codemode: waiting for slow, stuck to finish connecting..." in late.data()
+        assert "codemode: waiting for slow, stuck to finish connecting..." in late.shown_then()
+        assert late.data() == []  # the status is gone; the cell printed, it displayed nothing
         assert late.of_type("clear_output") and not late.stream("stderr")
 
         program = kernel.run("%%codemode\nprint(echo(text='a program'), slow_echo(text='too'))", timeout=50)

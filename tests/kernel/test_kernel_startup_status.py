@@ -53,7 +53,7 @@ def test_a_cell_without_tools_runs_at_once_and_one_with_tools_shows_a_passing_st
 
         tool = kernel.run("print(slow_echo(text='ready'))", timeout=60)
         assert tool.status == "ok", tool.content
-        statuses = [d for d in tool.data() if "codemode:" in str(d)]
+        statuses = [d for d in tool.shown_then() if "codemode:" in str(d)]
         assert statuses == ["codemode: starting the MCP servers..."], tool.messages
         assert shown(tool) == ["stdout: ready\n"]  # the status went away; nothing red was printed
         assert not tool.stream("stderr")
