@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .config import find_config, load_config, project_config
 from .config.jsontext import load_json_bytes
-from .errors import CodeModeError, ConfigError
-from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
+from .errors import CodeModeError, ConfigError, ServerToolCollisionError
+from .limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
 from .shapes import ShapeStore
 from .toolbox import RESERVED_NAMES, Toolbox
 from .toolspec import ToolSpec
@@ -46,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         code: int = args.run(args)
+    except ServerToolCollisionError as exc:  # found as the servers list their tools: a config problem
+        print(f"codemode: {exc}", file=sys.stderr)
+        return EXIT_USAGE if args.run is _cmd_run else EXIT_PROBLEMS
     except CodeModeError as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -360,12 +363,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except _UnreadableProgramError as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.timeout is not None and not MIN_TIMEOUT <= args.timeout <= MAX_TIMEOUT:
-        print(
-            f"codemode: --timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds, "
-            f"not {args.timeout:g}",
-            file=sys.stderr,
-        )
+    try:
+        timeout = None if args.timeout is None else check_timeout(args.timeout, field="--timeout")
+    except TimeoutValueError as exc:
+        print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
         config = load_config(args.config)
@@ -402,7 +403,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             try:
                 result = executor.run(
                     code,
-                    timeout=args.timeout,
+                    timeout=timeout,
                     replay=record,
                     pending=args.pending,
                     on_output=view.on_output,

@@ -19,8 +19,10 @@ from ..config import relaxations_report, resolve_code_mode
 from ..errors import CodeModeCellError
 from ..executor import ExecutionResult, Executor
 from ..executor.owned import OwnedTool
+from ..limits import TimeoutValueError, check_timeout
 from ..toolbox import RESERVED_NAMES
 from ..typegen import ToolModel, build_tool_models, render_signature
+from ..typegen.text import summary
 from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
@@ -109,6 +111,11 @@ class CodeModeMagics(Magics):
             raise UsageError(f"{exc}\nusage: {_USAGE}") from None
         if unknown:
             raise UsageError(f"unknown option(s) {' '.join(unknown)}\nusage: {_USAGE}")
+        if args.timeout is not None:
+            try:
+                args.timeout = check_timeout(args.timeout, field="--timeout")
+            except TimeoutValueError as exc:
+                raise UsageError(f"{exc}\nusage: {_USAGE}") from None
         missing = [name for name in args.inputs if name not in self.namespace]
         if missing:
             raise UsageError(f"--in: no variable named {', '.join(missing)} in this kernel")
@@ -348,13 +355,12 @@ def tools_text(tools: KernelTools, query: str) -> str:
 
 
 def _signatures(models: list[ToolModel]) -> list[str]:
-    """Each tool's signature and the first line of its description."""
+    """Each tool's signature and the first sentences of its description (as the compact listing has them)."""
     lines = []
     for model in models:
         lines.append(render_signature(model))
-        description = (model.spec.description or "").strip().splitlines()
-        if description:
-            lines.append(f"    {description[0]}")
+        if description := summary(model.spec.description or "", 160):
+            lines.append(f"    {description}")
     return lines
 
 

@@ -131,7 +131,7 @@ def test_run_prints_output_and_value_and_uses_the_exit_codes(project: Path, home
     crash = codemode("run", "-", cwd=project, home=home, stdin="import os\nos._exit(9)")
     assert crash.returncode == 5
     usage = codemode("run", "--timeout", "0", "-", cwd=project, home=home, stdin="1")
-    assert usage.returncode == 2 and "between 1 and 300" in usage.stderr
+    assert usage.returncode == 2 and "--timeout: 0 seconds is outside 1 to 300" in usage.stderr
 
 
 PENDING_PROGRAM = """

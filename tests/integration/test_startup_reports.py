@@ -57,11 +57,6 @@ def test_run_with_two_servers_sharing_a_tool_name_says_so_once(tmp_path: Path) -
     assert result.returncode != 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli.py main() maps a ConfigError raised after loading to exit code 1; the change is in the "
-    "report of issue 24 items 3 and 9 (cli.py belongs to another part)",
-)
 def test_run_with_two_servers_sharing_a_tool_name_exits_2(tmp_path: Path) -> None:
     result = run_with_two_servers_sharing_a_tool_name(tmp_path)
     assert result.returncode == 2, result.stderr  # configuration, not "the program raised"

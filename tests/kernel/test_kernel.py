@@ -131,3 +131,12 @@ def test_html_escapes_what_tools_and_programs_return(kernel: Kernel) -> None:
     reply = kernel.run("%%codemode\n'<img src=x onerror=alert(1)>'")
     html = reply.data("text/html")[0]
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_a_cell_timeout_out_of_range_is_refused_with_the_rule_every_front_door_uses(kernel: Kernel) -> None:
+    for given in ("0", "301"):
+        reply = kernel.run(f"%%codemode --timeout {given}\nprint('ran')")
+        assert reply.status == "error" and reply.content["ename"] == "UsageError", reply.content
+        assert f"--timeout: {given} seconds is outside 1 to 300" in reply.content["evalue"]
+        assert "pass a number of seconds from 1 to 300" in reply.content["evalue"]
+        assert "ran" not in reply.stream()
