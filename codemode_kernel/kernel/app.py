@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -110,5 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Before any thread starts (they inherit the mask): an interrupt must reach the kernel whatever SIGINT
     # its parent left ignored or blocked. ipykernel then ignores SIGINT between requests, handles it in them.
     handle_interrupts()
+    # An inherited ignored SIGCHLD reaps children by itself: no wait (for a worker, a server) would find one.
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     CodeModeKernelApp.launch_instance(argv=args, kernel_class=CodeModeKernel)
     return 0

@@ -219,6 +219,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     setup: ZygoteSetup = json.loads(sys.stdin.read() or "{}")
     control = socket.socket(fileno=int(args[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are for workers; the executor stops us
+    # Whatever the executor's process inherited: an ignored SIGCHLD reaps children by itself, and then
+    # neither the probe nor the reaper can wait for one.
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     serve(control, setup)
 
 

@@ -1,9 +1,10 @@
-"""A kernel whose parent left SIGINT ignored or blocked still stops a ``%%codemode`` cell on interrupt.
+"""A kernel whose parent left SIGINT ignored or blocked (or SIGCHLD ignored) runs and interrupts cells.
 
 A process started with ``&`` from a script (and under some service managers) inherits SIGINT as ignored; a
-parent may also leave it blocked in the signal mask. Both pass on to everything it starts. The kernel is
-started here through a wrapper that does either and then ``exec``s the kernelspec's own command, as such a
-parent would; it is interrupted by signal and by message, and the next cell shows its result.
+parent may also leave it blocked in the signal mask, or SIGCHLD ignored. All pass on to everything it
+starts. The kernel is started here through a wrapper that leaves one of them so and then ``exec``s the
+kernelspec's own command, as such a parent would; it is interrupted by signal or by message, and the next
+cell shows its result.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from codemode_kernel.executor import DEFAULT_GRACE
 INHERITED = {
     "ignored": "signal.signal(signal.SIGINT, signal.SIG_IGN)",
     "blocked": "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])",
+    "sigchld-ignored": "signal.signal(signal.SIGCHLD, signal.SIG_IGN)",
 }
-"""What a parent may leave SIGINT as: ignored (``&`` in a script), or blocked (in the signal mask)."""
+"""What a parent may leave behind: SIGINT ignored (``&`` in a script) or blocked (in the signal mask), and
+SIGCHLD ignored (children then vanish unwaited, so no wait for one finds it)."""
 
 
 def wrapper(inherited: str) -> str:
@@ -36,13 +39,21 @@ def wrapper(inherited: str) -> str:
 
 
 @pytest.fixture(
-    scope="module", params=[(i, m) for i in INHERITED for m in ("signal", "message")], ids="-".join
+    scope="module",
+    params=[
+        ("ignored", "signal"),
+        ("ignored", "message"),
+        ("blocked", "signal"),
+        ("blocked", "message"),
+        ("sigchld-ignored", "message"),
+    ],
+    ids="-".join,
 )
-def inherited_sigint_kernel(
+def inherited_signals_kernel(
     request: pytest.FixtureRequest, jupyter_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Kernel]:
-    """A kernel whose parent ignored or blocked SIGINT, interrupted by signal or message as its spec says."""
-    path = tmp_path_factory.mktemp("sigint-inherited") / "share" / "jupyter"
+    """A kernel whose parent left a signal as ``INHERITED`` says; its spec says how to interrupt it."""
+    path = tmp_path_factory.mktemp("signals-inherited") / "share" / "jupyter"
     spec_dir = path / "kernels" / "codemode"
     shutil.copytree(jupyter_path / "kernels" / "codemode", spec_dir)
     spec = json.loads((spec_dir / "kernel.json").read_text())
@@ -60,9 +71,9 @@ def inherited_sigint_kernel(
 
 
 def test_an_interrupted_codemode_cell_stops_and_the_next_cell_shows_its_output(
-    inherited_sigint_kernel: Kernel,
+    inherited_signals_kernel: Kernel,
 ) -> None:
-    k = inherited_sigint_kernel
+    k = inherited_signals_kernel
     code = "%%codemode --timeout 120\nimport time\nprint('busy', flush=True)\ntime.sleep(60)"
     reply, delay = run_and_interrupt(k, code, started="busy")
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
