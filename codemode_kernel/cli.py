@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import sys
 import threading
 import tokenize
@@ -39,6 +40,9 @@ EXIT_INTERRUPTED = 130
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 fine, 1 a problem was reported, 2 usage)."""
+    # Started with SIGCHLD ignored (some service managers and scripts do that), the children this starts
+    # (servers, the worker) could not be waited for: their exit status would be lost.
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     parser = _parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):

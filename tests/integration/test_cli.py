@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -294,3 +297,24 @@ def test_run_off_a_terminal_draws_no_progress_line(project: Path, home: Path) ->
     done = codemode("run", "prog.py", cwd=project, home=home)
     assert done.returncode == 0 and done.stdout.startswith("2\n[ok in ")
     assert "day 1 of 2" not in done.stderr
+
+
+def test_run_works_and_says_nothing_odd_when_started_with_sigchld_ignored(tmp_path: Path) -> None:
+    """A service manager or a script may start us with SIGCHLD ignored: children then cannot be waited for."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEMODE_CONFIG", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "codemode_kernel.cli", "run", "-"],
+        cwd=tmp_path,
+        env=env,
+        input="print('ran')\n6 * 7",
+        capture_output=True,
+        text=True,
+        timeout=150,
+        preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ran\n42\n"), done.stdout
+    assert "Unknown child process" not in done.stderr and "returncode 255" not in done.stderr, done.stderr
