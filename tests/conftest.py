@@ -10,8 +10,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.oauth_support import OAuthServer
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"
@@ -111,3 +115,13 @@ def http_server() -> Iterator[callable]:  # type: ignore[valid-type]
             proc.wait(5)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="module")
+def oauth_server() -> Iterator[OAuthServer]:
+    """The OAuth test server (tests/oauth_support.py: the SDK's server auth), one process per module."""
+    from tests.oauth_support import OAuthServer  # it imports this module's helpers
+
+    server = OAuthServer()
+    yield server
+    server.stop()

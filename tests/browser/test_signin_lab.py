@@ -42,13 +42,6 @@ LINK = f"{ROW} a.jp-codemode-sidebar-signin-link"
 
 
 @pytest.fixture(scope="module")
-def oauth_server() -> Iterator[OAuthServer]:
-    server = OAuthServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory, oauth_server: OAuthServer) -> Iterator[Lab]:
     """JupyterLab whose kernels have the OAuth server and the weather server (the user config)."""
     base = tmp_path_factory.mktemp("lab")

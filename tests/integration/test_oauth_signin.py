@@ -15,7 +15,6 @@ import json
 import stat
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +31,6 @@ from tests.conftest import run_cli as codemode
 from tests.oauth_support import BROWSER, OAuthServer
 
 LIFECYCLE = ROOT / "tests" / "servers" / "lifecycle_server.py"
-
-
-@pytest.fixture(scope="module")
-def oauth_server() -> Iterator[OAuthServer]:
-    server = OAuthServer()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -25,13 +25,6 @@ from tests.oauth_support import OAuthServer
 
 
 @pytest.fixture(scope="module")
-def oauth_server() -> Iterator[OAuthServer]:
-    server = OAuthServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def connection_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("runtime") / f"kernel-{uuid.uuid4()}.json"
 
