@@ -29,7 +29,14 @@ from ..artifacts import ArtifactStore
 from ..calllog import ToolCallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
 from ..hub.loop import blocking
-from ..limits import DEFAULT_GRACE, DEFAULT_SESSION_IDLE, DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
+from ..limits import (
+    DEFAULT_GRACE,
+    DEFAULT_SESSION_IDLE,
+    DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
+    MIN_TIMEOUT,
+    check_timeout,
+)
 from ..toolbox import RESERVED_NAMES, Toolbox
 from ..worker.protocol import ProtectionsFrame, RunFrame
 from ..worker.records import ErrorRecord, ValueEnvelope
@@ -130,7 +137,7 @@ class Executor:
         self.approver = approver
         self.approvals = ApprovalPolicy(self.settings.approve, self.settings.auto_approve)
         """Which calls need a decision: from the settings' ``approve`` and ``autoApprove``."""
-        self.timeout = _check_timeout(timeout if timeout is not None else self.settings.timeout)
+        self.timeout = check_timeout(timeout if timeout is not None else self.settings.timeout)
         self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
         self.session_idle = session_idle
@@ -297,7 +304,7 @@ class Executor:
         plan: CallPlan,
         watchers: Watchers,
     ) -> ExecutionResult:
-        limit = _check_timeout(timeout if timeout is not None else self.timeout)
+        limit = check_timeout(timeout if timeout is not None else self.timeout)
         execution_id = uuid.uuid4().hex[:12]
         started = time.monotonic()
         # Waiting for servers still connecting counts in the run's timeout, but leaves the program a
@@ -639,14 +646,6 @@ def _protection_list(report: ProtectionsFrame | None) -> list[str]:
         return ["missing:sandbox: the worker reported no protections"]
     missing = [f"missing:{layer}: {reason}" for layer, reason in report["not_in_force"].items()]
     return [*report["in_force"], *missing]
-
-
-def _check_timeout(timeout: float) -> float:
-    if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
-        raise ValueError(
-            f"timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds, not {timeout:g}"
-        )
-    return float(timeout)
 
 
 def _timeout_error(limit: float, waited: float = 0.0, connecting: Sequence[str] = ()) -> ErrorRecord:

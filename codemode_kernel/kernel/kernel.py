@@ -14,7 +14,7 @@ from traitlets import Float, TraitError, Unicode, validate
 from traitlets.utils.bunch import Bunch
 
 from .._version import __version__
-from ..limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, TIMEOUT_RANGE
+from ..limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
 from .admin import AdminDefaults
 from .extension import attach
 from .notebook_imports import install_notebook_imports
@@ -48,13 +48,10 @@ class CodeModeKernel(IPythonKernel):
 
     @validate("default_timeout")
     def _check_default_timeout(self, proposal: Bunch) -> float:
-        value = float(proposal["value"])
-        if not MIN_TIMEOUT <= value <= MAX_TIMEOUT:
-            raise TraitError(
-                f"CodeModeKernel.default_timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds "
-                f"(the bounds of every execution's timeout), not {value:g}"
-            )
-        return value
+        try:
+            return check_timeout(proposal["value"], field="CodeModeKernel.default_timeout")
+        except TimeoutValueError as exc:
+            raise TraitError(str(exc)) from None
 
     @validate("config_path")
     def _check_config_path(self, proposal: Bunch) -> str:

@@ -106,7 +106,7 @@ def test_the_users_codemode_json_wins_over_the_admin(jupyter_path: Path, tmp_pat
     [
         (
             "c.CodeModeKernel.default_timeout = 500",
-            "CodeModeKernel.default_timeout must be between 1 and 300 seconds",
+            "CodeModeKernel.default_timeout: 500 seconds is outside 1 to 300",
         ),
         (
             "c.CodeModeKernel.config_path = 'codemode.json'",
