@@ -117,7 +117,9 @@ def cell_run(client: BlockingKernelClient) -> dict[str, Any]:
     shown: list[dict[str, Any]] = []
 
     def keep(message: dict[str, Any]) -> None:
-        if message["msg_type"] == "display_data" and TRACE_MIME in message["content"]["metadata"]:
+        # The record: a display of its own, or the live view's display updated in place to it.
+        displayed = message["msg_type"] in ("display_data", "update_display_data")
+        if displayed and TRACE_MIME in message["content"]["metadata"]:
             shown.append(message["content"])
 
     reply = client.execute_interactive(f"%%codemode\n{PROGRAM}", timeout=60, output_hook=keep)
