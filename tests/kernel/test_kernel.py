@@ -28,6 +28,9 @@ def test_tools_are_in_the_namespace_and_hidden_from_who(kernel: Kernel) -> None:
 
 
 def test_a_name_the_user_bound_is_not_overwritten(kernel: Kernel) -> None:
+    # A cell that names a tool waits for the servers (one that names none runs at once, before the tools
+    # are placed, and the note would come with whichever cell first finds them ready).
+    assert kernel.run("callable(get_weather)").data() == ["True"]
     assert kernel.run("search_files = 'mine'").status == "ok"
     reply = kernel.run("search_files")
     assert reply.data() == ["'mine'"]
