@@ -113,10 +113,6 @@ class NotebookSignIns:
         pending.future = toolbox.hub.loop_thread.submit(coroutine)
         return pending
 
-    def link(self, server: str) -> PendingSignIn | None:
-        """The sign-in of ``server`` in this kernel, if one was started."""
-        return self._pending.get(server)
-
     def links(self) -> dict[str, str]:
         """Server name to its open link, for the sidebar: only sign-ins still waiting for the person."""
         return {
