@@ -46,11 +46,11 @@ from codemode_kernel import Toolbox
 from codemode_kernel.agent import EXECUTE_PYTHON, Agent, AgentOptions, AgentResult, build_toolset, prompt
 from codemode_kernel.agent.toolset import compact_listing
 from codemode_kernel.config import CodeModeSettings, Config, ServerConfig, default_config
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.executor import Executor
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
 from codemode_kernel.servers._cities import CITIES
-from codemode_kernel.toolspec import ToolSpec
 from codemode_kernel.typegen import build_tool_models, render_stubs
 
 ROOT = Path(__file__).resolve().parent.parent

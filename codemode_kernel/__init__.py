@@ -6,7 +6,7 @@ The public API is the names below; every module path may change.
 from typing import TYPE_CHECKING
 
 from ._version import __version__ as __version__
-from .errors import (
+from .core.errors import (
     AgentError,
     ArtifactError,
     ArtifactNotFoundError,
@@ -29,11 +29,11 @@ if TYPE_CHECKING:
     from .artifacts import Artifact, ArtifactStore
     from .calllog import CallLog, CallRecord
     from .config import CodeModeSettings, Config, ServerConfig, load_config, resolve_code_mode
+    from .core.results import Audio, Image, Resource, ResourceLink, ToolResult
+    from .core.toolspec import ToolSpec
     from .executor import ExecutionResult, Executor
     from .hub import ServerStatus, ToolHub
-    from .results import Audio, Image, Resource, ResourceLink, ToolResult
     from .toolbox import Toolbox, ToolNamespace
-    from .toolspec import ToolSpec
 
 # Imported on first use: a worker process imports this package too, and must not pay for the hub, the
 # MCP SDK and pydantic it never uses (docs/architecture.md).
@@ -51,14 +51,14 @@ _LAZY = {
     "Executor": "executor",
     "ServerStatus": "hub",
     "ToolHub": "hub",
-    "Audio": "results",
-    "Image": "results",
-    "Resource": "results",
-    "ResourceLink": "results",
-    "ToolResult": "results",
+    "Audio": "core.results",
+    "Image": "core.results",
+    "Resource": "core.results",
+    "ResourceLink": "core.results",
+    "ToolResult": "core.results",
     "Toolbox": "toolbox",
     "ToolNamespace": "toolbox",
-    "ToolSpec": "toolspec",
+    "ToolSpec": "core.toolspec",
 }
 
 

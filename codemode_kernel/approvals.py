@@ -31,8 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .core.toolspec import ToolSpec
 from .elicitation import LineElicitor
-from .toolspec import ToolSpec
 
 __all__ = [
     "PERSONS_OWN_CALL",

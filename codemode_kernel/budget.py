@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .artifacts import Artifact, ArtifactStore
-from .errors import ArtifactError
+from .core.errors import ArtifactError
 
 __all__ = ["keep_whole", "value_cut_note"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .artifacts import ArtifactStore
-from .errors import ArtifactError
+from .core.errors import ArtifactError
 
 __all__ = [
     "DEFAULT_ARTIFACT_THRESHOLD",

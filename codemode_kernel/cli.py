@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .config import find_config, load_config, project_config
 from .config.jsontext import load_json_bytes
-from .errors import CodeModeError, ConfigError, ServerToolCollisionError
-from .limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
+from .core.errors import CodeModeError, ConfigError, ServerToolCollisionError
+from .core.limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
+from .core.toolspec import ToolSpec
 from .shapes import ShapeStore
 from .toolbox import RESERVED_NAMES, Toolbox
-from .toolspec import ToolSpec
 from .typegen import build_tool_models, renamed_warning, render_stubs
 
 if TYPE_CHECKING:

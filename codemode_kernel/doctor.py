@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 
 from .config import Config, load_config, relaxations_report
-from .errors import CodeModeError, ConfigError, UntrustedConfigError
+from .core.errors import CodeModeError, ConfigError, UntrustedConfigError
 from .hub import ServerStatus
 from .toolbox import Toolbox
 from .typegen import ToolModel, renamed_warning

@@ -32,8 +32,8 @@ from typing import Any
 
 from .atomic_file import write_atomically
 from .calllog import CallRecord
-from .results import decode_result
-from .toolspec import ToolSpec
+from .core.results import decode_result
+from .core.toolspec import ToolSpec
 from .typegen.infer import InferredShape
 
 try:  # POSIX: processes of one workspace take turns at the file

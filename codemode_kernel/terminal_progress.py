@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from .calllog import CallRecord
-from .typegen.progress import ToolProgress
+from .core.progress import ToolProgress
 
 __all__ = ["ProgressLine", "RunOutput"]
 

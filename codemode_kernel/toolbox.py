@@ -36,11 +36,11 @@ from .artifacts import ArtifactStore
 from .calllog import CallLog
 from .config import CodeModeSettings, Config, load_config, resolve_code_mode
 from .config.discovery import USER_CONFIG_FILE, user_config_dir
-from .errors import ServerToolCollisionError, ToolNameCollisionError
+from .core.errors import ServerToolCollisionError, ToolNameCollisionError
+from .core.toolspec import ToolSpec
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
 from .hub.reporting import acall_reporting, call_reporting
 from .shapes import ShapeStore
-from .toolspec import ToolSpec
 from .typegen import (
     ToolModel,
     build_tool_models,

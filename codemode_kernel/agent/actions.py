@@ -18,19 +18,19 @@ from typing import Any
 from ..approvals import ApprovalCheck
 from ..budget import keep_whole
 from ..calllog import CallRecord
-from ..errors import (
+from ..core.errors import (
     ServerError,
     ToolArgumentError,
     ToolError,
     ToolTimeoutError,
     UnknownToolError,
 )
+from ..core.limits import TimeoutValueError, check_timeout
+from ..core.toolspec import ToolSpec
 from ..executor import Executor
 from ..executor.owned import OwnedTool
-from ..limits import TimeoutValueError, check_timeout
 from ..llm.types import ToolCall
 from ..toolbox import Toolbox
-from ..toolspec import ToolSpec
 from . import prompt
 from .artifact_tools import ARTIFACT_TOOLS, run_artifact_tool
 from .emitter import Emitter

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from ..artifacts import ArtifactStore
-from ..errors import ArtifactError
+from ..core.errors import ArtifactError
 
 __all__ = ["ARTIFACT_TOOLS", "run_artifact_tool"]
 

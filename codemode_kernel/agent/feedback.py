@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..budget import value_cut_note
+from ..core.results import error_message
 from ..executor import ExecutionResult
-from ..results import error_message
 from ..worker.source import format_error_text
 
 __all__ = ["ResultText", "execution_text", "failure_text", "tool_result_text"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CodeModeSettings, Config, resolve_code_mode
-from ..errors import AgentError, ConfigError
+from ..core.errors import AgentError, ConfigError
 from ..executor import ExecutionResult, Executor
 from ..executor.owned import OwnedTool, owned_models
 from ..llm.types import ChatModel, Message, ToolCall

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..limits import TIMEOUT_RANGE
-from ..results import DICT_METHODS
+from ..core.limits import TIMEOUT_RANGE
+from ..core.results import DICT_METHODS
 
 __all__ = [
     "CANCELLED_CALL",

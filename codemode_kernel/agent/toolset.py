@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CodeModeSettings
-from ..limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
+from ..core.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
+from ..core.toolspec import ToolSpec
 from ..llm.types import ToolDefinition
-from ..toolspec import ToolSpec
 from ..typegen import ToolModel, render_signature, render_stubs
 from ..typegen.text import summary
 from . import prompt

@@ -24,7 +24,7 @@ import re
 import sys
 from typing import Any
 
-from ..errors import ArtifactError
+from ..core.errors import ArtifactError
 from ..worker.values import sniff_image
 
 __all__ = ["BINARY", "CSV", "JSON", "TEXT", "check_type", "decode", "encode"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import ArtifactError, ArtifactNotFoundError
+from ..core.errors import ArtifactError, ArtifactNotFoundError
 from . import codec
 from .artifact import Artifact
 from .journal import JournalChoice, set_journal

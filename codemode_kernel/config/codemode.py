@@ -15,7 +15,7 @@ be read in one place.
 
 from __future__ import annotations
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .jsonpath import join
 from .models import CodeModeSettings, Config
 

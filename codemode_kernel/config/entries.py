@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .envfile import EnvFileError, parse_env_file
 from .expand import Expander
 from .jsonpath import join

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 __all__ = ["Expander"]
 

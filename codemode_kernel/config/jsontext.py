@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .jsonc import strip_jsonc
 
 __all__ = ["MAX_DEPTH", "DuplicateKey", "JsonDocument", "load_json_bytes"]

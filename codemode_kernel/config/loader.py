@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..errors import ConfigError, UntrustedConfigError
+from ..core.errors import ConfigError, UntrustedConfigError
 from .builtin import default_config
 from .codemode import check_select_models
 from .discovery import USER_CONFIG_FILE, find_config, resolve_user_dir, shadowed_config

@@ -28,8 +28,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from ..errors import ConfigError
-from ..limits import (
+from ..core.errors import ConfigError
+from ..core.limits import (
     DEFAULT_GRACE,
     DEFAULT_SESSION_IDLE,
     DEFAULT_TIMEOUT,

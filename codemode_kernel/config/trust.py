@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..atomic_file import write_atomically
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .discovery import resolve_user_dir
 from .footprint import digest_path, server_files
 from .models import ServerConfig

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .jsonpath import join
 
 __all__ = ["file_keys", "json_kind", "unknown_key_warnings", "validate"]

@@ -27,8 +27,8 @@ from typing import Any
 
 from ..approvals import ApprovalCheck
 from ..calllog import ToolCallRecord
-from ..errors import ToolNameCollisionError
-from ..toolspec import ToolSpec
+from ..core.errors import ToolNameCollisionError
+from ..core.toolspec import ToolSpec
 from ..typegen import ToolModel, build_tool_models
 from .replay import ReplayBook
 from .result import PendingCall

@@ -20,8 +20,8 @@ import contextlib
 from collections.abc import Callable, Container, Iterable
 from typing import TYPE_CHECKING
 
-from .. import errors
-from ..errors import CodeModeError
+from ..core import errors
+from ..core.errors import CodeModeError
 from ..worker.lenient import JSON_LITERALS
 from ..worker.records import ErrorRecord
 from ..worker.source import prepare

@@ -19,7 +19,7 @@ from typing import Any, cast
 from ..approvals import ApprovalCheck, acting_for
 from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings
-from ..errors import (
+from ..core.errors import (
     ArtifactError,
     ArtifactNotFoundError,
     CodeModeError,
@@ -31,8 +31,8 @@ from ..errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
+from ..core.toolspec import ToolSpec
 from ..hub import ToolHub
-from ..toolspec import ToolSpec
 from ..typegen.validation import ArgumentValidator
 from ..worker.protocol import (
     ArtifactFrame,

@@ -28,8 +28,7 @@ from ..approvals import ApprovalCheck, ApprovalPolicy, Approver
 from ..artifacts import ArtifactStore
 from ..calllog import ToolCallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
-from ..hub.loop import blocking
-from ..limits import (
+from ..core.limits import (
     DEFAULT_GRACE,
     DEFAULT_SESSION_IDLE,
     DEFAULT_TIMEOUT,
@@ -37,6 +36,7 @@ from ..limits import (
     MIN_TIMEOUT,
     check_timeout,
 )
+from ..hub.loop import blocking
 from ..toolbox import RESERVED_NAMES, Toolbox
 from ..worker.protocol import ProtectionsFrame, RunFrame
 from ..worker.records import ErrorRecord, ValueEnvelope
@@ -109,7 +109,7 @@ class Executor:
             toolbox: a started Toolbox whose tools the programs call.
             settings: code-mode settings; by default the config's ``defaults.codeMode``. The arguments
                 below override them.
-            timeout: default seconds per execution, within the bounds of ``codemode_kernel.limits`` (its
+            timeout: default seconds per execution, within the bounds of ``codemode_kernel.core.limits`` (its
                 ``DEFAULT_TIMEOUT`` unless the settings say otherwise).
             grace: seconds between SIGINT and SIGKILL at the deadline (``limits.DEFAULT_GRACE``).
             max_output_bytes: stdout and stderr kept per execution; the rest is cut (and said so).

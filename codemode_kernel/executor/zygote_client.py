@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProtocolError, ZygoteError
+from ..core.errors import ProtocolError, ZygoteError
 from ..worker.protocol import (
     ExitMessage,
     SpawnMessage,

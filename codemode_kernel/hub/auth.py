@@ -32,7 +32,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from mcp.shared.auth_utils import calculate_token_expiry
 
 from ..config import OAuthSettings, ServerConfig
-from ..errors import SignInFailed, SignInRequired
+from ..core.errors import SignInFailed, SignInRequired
 from .auth_store import TokenStore
 
 __all__ = ["ServerOAuth", "SignIn", "login_hint", "server_oauth"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mcp import Client
 
 from ..config import Config, ServerConfig
-from ..errors import ConfigError, ServerError
+from ..core.errors import ConfigError, ServerError
 from .auth_signin import LoopbackSignIn
 from .auth_store import TokenStore
 from .listing import list_tools

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp.shared.auth import AuthorizationCodeResult
 
-from ..errors import SignInFailed
+from ..core.errors import SignInFailed
 
 __all__ = ["OPEN_ENV", "LoopbackSignIn"]
 

@@ -25,8 +25,8 @@ from pydantic import TypeAdapter
 
 from ..calllog import CallLog
 from ..config import ServerConfig
-from ..errors import ServerError
-from ..toolspec import ToolSpec
+from ..core.errors import ServerError
+from ..core.toolspec import ToolSpec
 from . import reconnect
 from .listing import list_tools
 from .log_tail import log_size, read_log_tail

@@ -26,8 +26,8 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT
 from ..approvals import ApprovalCheck, ApprovalPolicy, current_check
 from ..calllog import CallLog, CallRecord
 from ..config import ServerConfig
-from ..errors import ServerError, ToolArgumentError, ToolError, ToolTimeoutError, UnknownToolError
-from ..toolspec import ToolSpec
+from ..core.errors import ServerError, ToolArgumentError, ToolError, ToolTimeoutError, UnknownToolError
+from ..core.toolspec import ToolSpec
 from ..typegen import ArgumentValidator
 from .connection import ProgressCallback, ServerConnection, ServerState
 from .loop import LoopThread, blocking

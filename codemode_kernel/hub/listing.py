@@ -9,7 +9,7 @@ from mcp import Client
 from mcp.shared.dispatcher import CallOptions
 from pydantic import ValidationError
 
-from ..toolspec import ToolSpec
+from ..core.toolspec import ToolSpec
 
 __all__ = ["list_tools"]
 

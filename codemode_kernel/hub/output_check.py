@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from ..toolspec import ToolSpec
+from ..core.toolspec import ToolSpec
 
 __all__ = ["OutputChecks"]
 

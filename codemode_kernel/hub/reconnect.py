@@ -10,7 +10,7 @@ from mcp import MCPError
 from mcp_types.jsonrpc import INVALID_REQUEST
 
 from ..config import ServerConfig
-from ..toolspec import ToolSpec
+from ..core.toolspec import ToolSpec
 
 __all__ = [
     "RECONNECT_BACKOFF",

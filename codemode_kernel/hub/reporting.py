@@ -10,7 +10,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ..approvals import ApprovalCheck
-from ..typegen.progress import ProgressHandler, ToolProgress, loop_reporter, wait_reporting
+from ..core.progress import ProgressHandler, ToolProgress, loop_reporter, wait_reporting
 
 if TYPE_CHECKING:
     from .hub import ToolHub

@@ -30,6 +30,7 @@ import mcp_types as types
 from ..approvals import ApprovalCheck, ApprovalRequest, Approver
 from ..calllog import CallLog
 from ..config import ServerConfig
+from ..core.errors import CodeModeError
 from ..elicitation import (
     Answer,
     Elicitor,
@@ -39,7 +40,6 @@ from ..elicitation import (
     nobody,
     parse_question,
 )
-from ..errors import CodeModeError
 
 __all__ = ["AskContext", "ServerRequests", "elicitor_of"]
 
@@ -236,7 +236,7 @@ class ServerRequests:
 
     def _open_model(self) -> Any:
         if self._model is None:
-            from ..errors import ConfigError
+            from ..core.errors import ConfigError
 
             if self.context.model is None:
                 raise ConfigError("this front door has no models")

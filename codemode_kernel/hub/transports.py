@@ -15,7 +15,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 
 from ..config import ServerConfig
-from ..errors import ServerError, SignInRequired
+from ..core.errors import ServerError, SignInRequired
 from .auth import SignIn, server_oauth
 from .stdio import DEFAULT_MAX_RESULT_BYTES, StdoutNoise, stdio_transport
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import CodeModeSettings, find_config
-from ..limits import DEFAULT_TIMEOUT
+from ..core.limits import DEFAULT_TIMEOUT
 
 __all__ = ["AdminDefaults"]
 

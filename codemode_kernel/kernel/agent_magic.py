@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 
-from ..errors import AgentCellError, AgentError, ConfigError, LLMError
+from ..core.errors import AgentCellError, AgentError, ConfigError, LLMError
 from ..views.agent import AgentView
 from ..views.display import TRACE_MIME
 from .frontend import Frontends, watched

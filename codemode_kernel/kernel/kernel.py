@@ -14,7 +14,7 @@ from traitlets import Float, TraitError, Unicode, validate
 from traitlets.utils.bunch import Bunch
 
 from .._version import __version__
-from ..limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
+from ..core.limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
 from .admin import AdminDefaults
 from .extension import attach
 from .notebook_imports import install_notebook_imports

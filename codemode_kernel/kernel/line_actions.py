@@ -13,7 +13,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..approvals import PromptApprover
-from ..errors import ArtifactNotFoundError, CodeModeError, ServerError, UnknownToolError
+from ..core.errors import ArtifactNotFoundError, CodeModeError, ServerError, UnknownToolError
 from .signin import link_bundle
 from .tools import KernelTools, ToolsUnavailable
 

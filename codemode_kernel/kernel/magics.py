@@ -16,10 +16,10 @@ from IPython.display import display
 
 from ..calllog import CallRecord
 from ..config import relaxations_report, resolve_code_mode
-from ..errors import CodeModeCellError
+from ..core.errors import CodeModeCellError
+from ..core.limits import TimeoutValueError, check_timeout
 from ..executor import ExecutionResult, Executor
 from ..executor.owned import OwnedTool
-from ..limits import TimeoutValueError, check_timeout
 from ..toolbox import RESERVED_NAMES
 from ..typegen import ToolModel, build_tool_models, render_signature
 from ..typegen.text import summary
@@ -313,7 +313,7 @@ def status_text(tools: KernelTools) -> str:
 
 def _protections(tools: KernelTools) -> str:
     """The protections of this kernel's workers, as one reported them, in ``codemode doctor``'s words."""
-    from ..errors import CodeModeError
+    from ..core.errors import CodeModeError
     from ..worker.sandbox import Protections
 
     try:

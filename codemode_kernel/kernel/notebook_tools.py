@@ -35,10 +35,10 @@ from typing import Any, TypeVar, cast, overload
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ArgsKwargs, SchemaValidator, to_jsonable_python
 
-from ..errors import ToolArgumentError, ToolError, ToolNameCollisionError
+from ..core.errors import ToolArgumentError, ToolError, ToolNameCollisionError
+from ..core.toolspec import ToolSpec
 from ..executor.owned import OwnedTool, ToolAnswer
 from ..toolbox import RESERVED_NAMES
-from ..toolspec import ToolSpec
 from ..typegen import function_name, type_name
 
 __all__ = ["NOTEBOOK_SERVER", "CodeModeHandle", "NotebookTool", "NotebookToolRegistry", "note_dropped"]

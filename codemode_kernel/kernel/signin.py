@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CodeModeError
+from ..core.errors import CodeModeError
 from ..hub.auth_login import login, remote_server
 
 if TYPE_CHECKING:

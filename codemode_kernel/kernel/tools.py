@@ -20,7 +20,7 @@ from IPython.display import clear_output, display
 
 from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings, load_config, resolve_code_mode
-from ..errors import ConfigError, ServerToolCollisionError, ToolsUnavailable, UntrustedConfigError
+from ..core.errors import ConfigError, ServerToolCollisionError, ToolsUnavailable, UntrustedConfigError
 from ..executor import Executor
 from ..executor.owned import OwnedTool
 from ..executor.references import await_servers_named, waiting_for, wants_unknown_tools
@@ -183,7 +183,7 @@ class KernelTools:
 
     async def answer_llm(self, request: dict[str, Any]) -> str:
         """A program's ``llm()``: asked with the agent's model while ``%%agent`` runs, else the first one."""
-        from ..errors import LLMError
+        from ..core.errors import LLMError
         from ..llm import answer_request, open_model
 
         if self.toolbox is None:

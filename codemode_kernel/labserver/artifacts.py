@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import Artifact, ArtifactStore
-from ..errors import ArtifactError
+from ..core.errors import ArtifactError
 from ..worker.values import IMAGE_TYPES
 
 __all__ = [

@@ -23,7 +23,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from ..errors import ArtifactError
+from ..core.errors import ArtifactError
 from ..kernel.run_files import valid_run_id
 from .artifacts import WorkspaceArtifacts, valid_artifact_id
 from .history import HistoryIndex, read_run

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from ..errors import LLMAuthError, LLMError, LLMModelNotFoundError, LLMUnreachableError
+from ..core.errors import LLMAuthError, LLMError, LLMModelNotFoundError, LLMUnreachableError
 
 __all__ = ["PLACEHOLDER_KEY", "Endpoint", "Provider"]
 

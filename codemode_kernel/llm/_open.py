@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..config.models import Config, ModelConfig
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from ._anthropic import AnthropicChatModel
 from ._openai import OpenAIChatModel
 from .types import ChatModel

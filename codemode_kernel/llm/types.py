@@ -93,7 +93,7 @@ class ChatModel(Protocol):
         """Send the conversation; stream text to ``on_text``; return the whole turn.
 
         Raises:
-            LLMError (from codemode_kernel.errors) or a subclass: missing key, unknown model, endpoint
+            LLMError (from codemode_kernel.core.errors) or a subclass: missing key, unknown model, endpoint
             unreachable, rejected request; transient failures (429, 5xx) are retried first.
         """
         ...

@@ -25,9 +25,9 @@ from .._version import __version__
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
-from ..errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
+from ..core.errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
+from ..core.limits import MAX_TIMEOUT, MIN_TIMEOUT, TimeoutValueError, check_timeout
 from ..executor import ExecutionResult, Executor
-from ..limits import MAX_TIMEOUT, MIN_TIMEOUT, TimeoutValueError, check_timeout
 from ..toolbox import Toolbox
 from .approval import Allowances, ClientApprover
 from .client_tools import (

@@ -26,12 +26,12 @@ from typing import Any
 import jsonschema
 
 from ..calllog import ToolCallRecord
+from ..core.limits import TimeoutValueError, check_timeout
+from ..core.toolspec import ToolSpec
 from ..executor import ExecutionResult
 from ..executor.owned import OwnedTool, answered, call_result
 from ..executor.result import ErrorRecord, PendingCall
-from ..limits import TimeoutValueError, check_timeout
 from ..toolbox import RESERVED_NAMES
-from ..toolspec import ToolSpec
 from ..typegen import build_tool_models
 
 __all__ = [

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ..errors import ServerBusyError
+from ..core.errors import ServerBusyError
 
 __all__ = ["Admission"]
 

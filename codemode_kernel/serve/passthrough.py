@@ -37,10 +37,10 @@ from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import EXECUTE_PYTHON
 from ..approvals import ApprovalCheck, ApprovalPolicy, Approver
 from ..config import CodeModeSettings
-from ..errors import CodeModeError
+from ..core.errors import CodeModeError
+from ..core.toolspec import ToolSpec
 from ..hub import ToolHub
 from ..toolbox import Toolbox
-from ..toolspec import ToolSpec
 from .rounds import AskByRound, Rounds
 
 __all__ = ["ClientApprovers", "passthrough_tools"]

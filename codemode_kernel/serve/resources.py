@@ -42,7 +42,7 @@ from mcp.types import (
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..artifacts import Artifact, ArtifactStore
-from ..errors import ArtifactError, ArtifactNotFoundError
+from ..core.errors import ArtifactError, ArtifactNotFoundError
 
 __all__ = [
     "ARTIFACT_SCHEME",

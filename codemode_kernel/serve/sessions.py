@@ -23,7 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..errors import SessionLimitError
+from ..core.errors import SessionLimitError
 
 __all__ = ["UNCHECKED_SESSION_ID", "SessionRef", "SessionTable", "client_scope", "handshake_scope"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 
 __all__ = ["DEMO_SERVERS", "demo_server_command"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..results import decode_result
+from ..core.progress import ProgressHandler, check_handler
+from ..core.results import decode_result
 from .model import ToolModel
-from .progress import ProgressHandler, check_handler
 from .signature import bind_arguments, make_docstring, make_signature
 
 __all__ = ["PROGRESS_KEYWORD", "AsyncWireCall", "WireCall", "make_async_tool_function", "make_tool_function"]

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..toolspec import ToolSpec
+from ..core.toolspec import ToolSpec
 from .naming import assign_function_names, assign_parameter_names, function_name, type_name
 from .pytypes import AnyType, ClassType, Field, JsonScalar, PyType, accepts_none
 from .schema import becomes_class, merge_all_of, resolve_pointer

@@ -13,8 +13,8 @@ import keyword
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from ..errors import ToolNameCollisionError
-from ..toolspec import ToolSpec
+from ..core.errors import ToolNameCollisionError
+from ..core.toolspec import ToolSpec
 
 __all__ = [
     "assign_function_names",

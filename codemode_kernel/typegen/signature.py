@@ -13,8 +13,8 @@ import operator
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, Union, cast
 
-from ..errors import ToolArgumentError
-from ..results import subscript_note
+from ..core.errors import ToolArgumentError
+from ..core.results import subscript_note
 from .model import ToolModel
 from .pytypes import (
     AnyType,

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..results import subscript_note
+from ..core.results import subscript_note
 from .model import Param, ToolModel
 from .pytypes import (
     AnyType,

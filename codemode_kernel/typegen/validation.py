@@ -15,8 +15,8 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolArgumentError
-from ..toolspec import ToolSpec
+from ..core.errors import ToolArgumentError
+from ..core.toolspec import ToolSpec
 from .text import clip
 
 if TYPE_CHECKING:

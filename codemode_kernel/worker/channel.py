@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, cast
 
-from .. import errors
-from ..errors import ChannelClosed
-from ..typegen.progress import ProgressHandler, ToolProgress, loop_reporter, wait_reporting
+from ..core import errors
+from ..core.errors import ChannelClosed
+from ..core.progress import ProgressHandler, ToolProgress, loop_reporter, wait_reporting
 from .protocol import (
     ArtifactFrame,
     ArtifactGetFrame,

@@ -19,7 +19,7 @@ import threading
 import types
 from typing import Any, Literal, cast
 
-from .. import errors
+from ..core import errors
 from .channel import Channel
 from .protocol import DoneFrame, OutputFrame, RunFrame
 from .sandbox import kill_namespace

@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from ..errors import FrameTooLarge, ProtocolError
+from ..core.errors import FrameTooLarge, ProtocolError
 from .records import ArtifactMetadata, ErrorRecord, RequestError, ValueEnvelope
 
 __all__ = [

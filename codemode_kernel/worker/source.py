@@ -22,7 +22,7 @@ from functools import cached_property
 from types import CodeType, TracebackType
 from typing import Any, NamedTuple, cast
 
-from ..errors import CodeSyntaxError
+from ..core.errors import CodeSyntaxError
 from .lenient import RETURN_NAME, ProgramReturn, read_json_literals, rewrite_returns
 from .records import ErrorRecord
 

@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import ArtifactError, CodeModeError, LLMError, UnknownToolError
-from ..results import error_message
-from ..toolspec import ToolSpec
+from ..core.errors import ArtifactError, CodeModeError, LLMError, UnknownToolError
+from ..core.progress import ProgressHandler, ToolProgress, ToolStream
+from ..core.results import error_message
+from ..core.toolspec import ToolSpec
 from ..typegen import (
     ToolModel,
     build_tool_model,
@@ -28,7 +29,6 @@ from ..typegen import (
     make_tool_function,
     render_signature,
 )
-from ..typegen.progress import ProgressHandler, ToolProgress, ToolStream
 from ..typegen.search import DEFAULT_LIMIT, rank_tools
 from ..typegen.text import summary
 from .channel import Channel

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal
 
-from ..results import Image
+from ..core.results import Image
 from .records import (
     BytesEnvelope,
     ImageEnvelope,

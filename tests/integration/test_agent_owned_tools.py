@@ -14,12 +14,12 @@ import pytest
 from codemode_kernel import Toolbox
 from codemode_kernel.agent import Agent
 from codemode_kernel.config import load_config
-from codemode_kernel.errors import AgentError
+from codemode_kernel.core.errors import AgentError
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.executor import Executor
 from codemode_kernel.executor.owned import OwnedTool, answered, call_result
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
-from codemode_kernel.toolspec import ToolSpec
 from tests.integration.test_agent import workspace_config
 
 pytestmark = pytest.mark.integration

@@ -23,7 +23,7 @@ from codemode_kernel import Toolbox
 from codemode_kernel.agent import Agent, AgentResult
 from codemode_kernel.calllog import CallRecord
 from codemode_kernel.config import CodeModeSettings, load_config
-from codemode_kernel.errors import ToolError
+from codemode_kernel.core.errors import ToolError
 from codemode_kernel.executor import Executor
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn

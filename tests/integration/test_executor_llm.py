@@ -10,7 +10,7 @@ import pytest
 
 from codemode_kernel import Toolbox
 from codemode_kernel.config import load_config
-from codemode_kernel.errors import LLMUnreachableError
+from codemode_kernel.core.errors import LLMUnreachableError
 from codemode_kernel.executor import Executor
 from tests.integration.test_executor import WEATHER
 

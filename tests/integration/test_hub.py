@@ -17,9 +17,9 @@ import pytest
 
 from codemode_kernel.calllog import CallLog
 from codemode_kernel.config import ServerConfig
-from codemode_kernel.errors import ServerError, ToolArgumentError, ToolTimeoutError, UnknownToolError
+from codemode_kernel.core.errors import ServerError, ToolArgumentError, ToolTimeoutError, UnknownToolError
+from codemode_kernel.core.results import Image, decode_result
 from codemode_kernel.hub import ToolHub
-from codemode_kernel.results import Image, decode_result
 from tests.conftest import QUIRKY, free_port
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ import pytest
 
 from codemode_kernel import Toolbox
 from codemode_kernel.config import ServerConfig
-from codemode_kernel.errors import ServerError
+from codemode_kernel.core.errors import ServerError
 from codemode_kernel.executor import Executor
 from codemode_kernel.executor.result import format_result_text
 from codemode_kernel.hub import DEFAULT_START_WAIT, ToolHub

@@ -22,7 +22,7 @@ from codemode_kernel import Toolbox
 from codemode_kernel.agent import AgentOptions, build_toolset
 from codemode_kernel.calllog import CallRecord
 from codemode_kernel.config import CodeModeSettings, load_config, resolve_code_mode
-from codemode_kernel.results import decode_result
+from codemode_kernel.core.results import decode_result
 from codemode_kernel.shapes import ShapeStore
 from codemode_kernel.typegen.infer import InferredShape
 from tests.conftest import NODE_BIN, require_executable, run_cli

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from codemode_kernel.errors import LLMAuthError, LLMError, LLMModelNotFoundError, LLMUnreachableError
+from codemode_kernel.core.errors import LLMAuthError, LLMError, LLMModelNotFoundError, LLMUnreachableError
 from codemode_kernel.llm import (
     AnthropicChatModel,
     ChatModel,

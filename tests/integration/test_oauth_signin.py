@@ -23,7 +23,7 @@ import pytest
 from codemode_kernel import Toolbox
 from codemode_kernel.approvals import PERSONS_OWN_CALL
 from codemode_kernel.config import ServerConfig
-from codemode_kernel.errors import ServerError
+from codemode_kernel.core.errors import ServerError
 from codemode_kernel.hub.auth_login import login
 from codemode_kernel.hub.auth_signin import OPEN_ENV
 from tests.conftest import ROOT

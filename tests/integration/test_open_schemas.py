@@ -16,7 +16,7 @@ import pytest
 
 from codemode_kernel import Toolbox
 from codemode_kernel.config import load_config
-from codemode_kernel.errors import ToolArgumentError
+from codemode_kernel.core.errors import ToolArgumentError
 from codemode_kernel.executor import Executor
 
 pytestmark = pytest.mark.integration

@@ -14,10 +14,10 @@ import pytest
 
 from codemode_kernel import Toolbox
 from codemode_kernel.config import load_config
-from codemode_kernel.errors import ToolNameCollisionError
+from codemode_kernel.core.errors import ToolNameCollisionError
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.executor import Executor
 from codemode_kernel.executor.owned import OwnedTool, answered
-from codemode_kernel.toolspec import ToolSpec
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ import psutil
 import pytest
 
 from codemode_kernel.artifacts import ArtifactStore
-from codemode_kernel.errors import ArtifactNotFoundError
+from codemode_kernel.core.errors import ArtifactNotFoundError
 from codemode_kernel.servers.weather import get_weather
 from tests.conftest import NODE_BIN, require_executable
 from tests.integration.serve_support import (

@@ -22,7 +22,7 @@ import pytest
 from mcp import StdioServerParameters
 
 from codemode_kernel.config import ServerConfig
-from codemode_kernel.errors import ServerError
+from codemode_kernel.core.errors import ServerError
 from codemode_kernel.hub import ToolHub
 from codemode_kernel.hub.stdio import STDERR_LOG_BYTES, stdio_transport
 

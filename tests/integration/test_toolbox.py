@@ -13,8 +13,8 @@ import pytest
 
 from codemode_kernel import Toolbox
 from codemode_kernel.config import default_config, load_config
-from codemode_kernel.errors import ToolArgumentError, ToolError, ToolNameCollisionError
-from codemode_kernel.results import Image
+from codemode_kernel.core.errors import ToolArgumentError, ToolError, ToolNameCollisionError
+from codemode_kernel.core.results import Image
 
 pytestmark = pytest.mark.integration
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from codemode_kernel.agent.feedback import ResultText, execution_text, failure_text, tool_result_text
-from codemode_kernel.errors import ToolArgumentError
+from codemode_kernel.core.errors import ToolArgumentError
 from codemode_kernel.executor import ExecutionResult
 
 

@@ -36,7 +36,7 @@ from codemode_kernel.agent import (
     ToolCallRequested,
 )
 from codemode_kernel.config import CodeModeSettings, load_config
-from codemode_kernel.errors import AgentError
+from codemode_kernel.core.errors import AgentError
 from codemode_kernel.executor import ExecutionResult, Executor
 from codemode_kernel.llm import Message, TextCallback, ToolCall, ToolDefinition, Turn, Usage
 

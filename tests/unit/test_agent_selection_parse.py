@@ -11,9 +11,9 @@ import pytest
 from codemode_kernel.agent import AgentOptions, build_toolset, compact_listing, parse_selection
 from codemode_kernel.agent.selection import select_tools
 from codemode_kernel.config import CodeModeSettings
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer
-from codemode_kernel.toolspec import ToolSpec
 from codemode_kernel.typegen import ToolModel, build_tool_models
 
 GITHUB = Path(__file__).resolve().parent.parent / "fixtures" / "github_tools.json"

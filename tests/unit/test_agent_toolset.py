@@ -8,7 +8,7 @@ import pytest
 
 from codemode_kernel.agent import EXECUTE_PYTHON, AgentOptions, build_toolset
 from codemode_kernel.config import CodeModeSettings
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import build_tool_models
 
 WEATHER = ToolSpec(

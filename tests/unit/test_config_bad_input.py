@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codemode_kernel.config import Config, load_config
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 
 CONFIG_MAX_DEPTH = 100
 

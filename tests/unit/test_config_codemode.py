@@ -20,7 +20,7 @@ from codemode_kernel.config import (
     load_config,
     resolve_code_mode,
 )
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 
 
 def make(defaults: CodeModeSettings | None, *models: ModelConfig) -> Config:

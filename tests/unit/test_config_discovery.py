@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codemode_kernel.config import find_config, load_config, trust_config, user_config_dir
-from codemode_kernel.errors import UntrustedConfigError
+from codemode_kernel.core.errors import UntrustedConfigError
 
 LEVELS = ["explicit", "env", "codemode.json", ".mcp.json", ".vscode/mcp.json", "user"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from codemode_kernel.config import Config, load_config
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 
 
 def write(path: Path, data: Any) -> Path:

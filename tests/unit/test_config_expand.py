@@ -14,7 +14,7 @@ from codemode_kernel.config import ServerConfig, load_config
 from codemode_kernel.config.envfile import EnvFileError, parse_env_file
 from codemode_kernel.config.expand import Expander
 from codemode_kernel.config.jsonc import strip_jsonc
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 
 
 def expander(env: dict[str, str] | None = None, folder: str = "/proj") -> Expander:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codemode_kernel.config import Config, load_config
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 
 
 def load(tmp_path: Path, entry: dict[str, object]) -> Config:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codemode_kernel.config import load_config
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 
 
 def _write(path: Path, servers: dict[str, object], key: str = "mcpServers") -> Path:

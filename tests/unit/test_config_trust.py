@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from codemode_kernel.config import Config, is_trusted, load_config, trust_config
-from codemode_kernel.errors import ConfigError, UntrustedConfigError
+from codemode_kernel.core.errors import ConfigError, UntrustedConfigError
 
 STDIO = {"mcpServers": {"local": {"command": "python", "args": ["-m", "server"]}}}
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from codemode_kernel.config import Config, is_trusted, load_config, project_config, trust_config
-from codemode_kernel.errors import UntrustedConfigError
+from codemode_kernel.core.errors import UntrustedConfigError
 
 
 @pytest.fixture

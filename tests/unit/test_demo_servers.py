@@ -24,7 +24,7 @@ from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ImageContent, TextContent
 
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 from codemode_kernel.servers import DEMO_SERVERS, demo_server_command, sqlite, weather, workspace
 from codemode_kernel.servers._sample_db import default_database_path, ensure_sample_database
 

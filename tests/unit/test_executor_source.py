@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codemode_kernel.errors import CodeModeError
+from codemode_kernel.core.errors import CodeModeError
 from codemode_kernel.worker.source import (
     CodeSyntaxError,
     PreparedCode,

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codemode_kernel.results import Image, ToolResult
+from codemode_kernel.core.results import Image, ToolResult
 from codemode_kernel.worker.values import (
     ReprValue,
     decode_inputs,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from codemode_kernel.config import CodeModeSettings, load_config, resolve_code_mode
+from codemode_kernel.core.limits import DEFAULT_TIMEOUT
 from codemode_kernel.kernel.admin import AdminDefaults
-from codemode_kernel.limits import DEFAULT_TIMEOUT
 
 ADMIN = AdminDefaults(config_path=Path("/etc/codemode/codemode.json"), timeout=60.0)
 

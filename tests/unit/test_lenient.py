@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from codemode_kernel.errors import CodeSyntaxError
+from codemode_kernel.core.errors import CodeSyntaxError
 from codemode_kernel.worker.source import prepare, run_prepared
 
 

@@ -1,4 +1,4 @@
-"""The execution limits are stated once (codemode_kernel/limits.py): changing one changes every use."""
+"""The execution limits are stated once (codemode_kernel/core/limits.py): changing one changes every use."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codemode_kernel import limits
 from codemode_kernel.config import CodeModeSettings, ServeSettings
+from codemode_kernel.core import limits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,10 +28,10 @@ for name, value in changes.items():
     old, new = f"\n{name} = ", f"\n{name} = {value}  # "
     assert old in source, old
     source = source.replace(old, new)
-spec = importlib.util.spec_from_loader("codemode_kernel.limits", loader=None, origin=str(path))
+spec = importlib.util.spec_from_loader("codemode_kernel.core.limits", loader=None, origin=str(path))
 module = importlib.util.module_from_spec(spec)
 exec(compile(source, str(path), "exec"), module.__dict__)
-sys.modules["codemode_kernel.limits"] = module
+sys.modules["codemode_kernel.core.limits"] = module
 
 import contextlib, io
 import pydantic
@@ -63,7 +63,7 @@ print(json.dumps({
 
 def test_every_use_follows_a_change_in_limits_py() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(ROOT / "codemode_kernel" / "limits.py")],
+        [sys.executable, "-c", _PROBE, str(ROOT / "codemode_kernel" / "core" / "limits.py")],
         capture_output=True,
         text=True,
         check=False,

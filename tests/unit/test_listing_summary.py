@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codemode_kernel.agent import compact_listing
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import build_tool_models
 from codemode_kernel.typegen.text import summary
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from codemode_kernel.errors import LLMAuthError
+from codemode_kernel.core.errors import LLMAuthError
 from codemode_kernel.llm import AnthropicChatModel, Message, OpenAIChatModel, ToolCall, argument_error
 from codemode_kernel.llm._arguments import parse_arguments
 

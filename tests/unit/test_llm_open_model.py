@@ -10,7 +10,7 @@ import pytest
 import codemode_kernel.llm as llm
 from codemode_kernel.config import Config
 from codemode_kernel.config.models import ModelConfig
-from codemode_kernel.errors import ConfigError
+from codemode_kernel.core.errors import ConfigError
 from codemode_kernel.llm import AnthropicChatModel, Message, OpenAIChatModel, open_model
 from codemode_kernel.llm.scripted import ScriptedModelServer
 

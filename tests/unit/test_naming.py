@@ -6,8 +6,8 @@ import keyword
 
 import pytest
 
-from codemode_kernel.errors import ToolNameCollisionError
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.errors import ToolNameCollisionError
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import (
     assign_function_names,
     assign_parameter_names,

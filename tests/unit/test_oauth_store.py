@@ -14,7 +14,7 @@ import pytest
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from codemode_kernel.config import ServerConfig
-from codemode_kernel.errors import ConfigError, SignInFailed
+from codemode_kernel.core.errors import ConfigError, SignInFailed
 from codemode_kernel.hub.auth_signin import LoopbackSignIn
 from codemode_kernel.hub.auth_store import TokenStore, oauth_dir, server_key
 from codemode_kernel.worker.sandbox._policy import default_hidden_paths

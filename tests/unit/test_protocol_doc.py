@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pytest
 
-from codemode_kernel.errors import ProtocolError
+from codemode_kernel.core.errors import ProtocolError
 from codemode_kernel.worker import protocol, records
 from codemode_kernel.worker.protocol import check_worker_frame, check_zygote_event
 from tests.unit.frame_check import check, frame_class

@@ -28,8 +28,8 @@ from hypothesis_jsonschema import from_schema
 
 from codemode_kernel.agent import AgentOptions, build_toolset
 from codemode_kernel.config import CodeModeSettings
-from codemode_kernel.results import ToolResult, decode_result
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.results import ToolResult, decode_result
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import build_tool_models, make_docstring
 
 TRICKY = [

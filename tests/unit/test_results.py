@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from codemode_kernel.errors import ToolError
-from codemode_kernel.results import Audio, Image, Resource, ResourceLink, ToolResult, decode_result
+from codemode_kernel.core.errors import ToolError
+from codemode_kernel.core.results import Audio, Image, Resource, ResourceLink, ToolResult, decode_result
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 

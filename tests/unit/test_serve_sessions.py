@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codemode_kernel.errors import SessionLimitError
+from codemode_kernel.core.errors import SessionLimitError
 from codemode_kernel.serve.sessions import SessionTable
 
 

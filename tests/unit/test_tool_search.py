@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import ToolModel, build_tool_models
 from codemode_kernel.typegen.search import DEFAULT_LIMIT, MAX_LIMIT, rank_tools, words
 

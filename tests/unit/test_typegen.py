@@ -12,8 +12,8 @@ from typing import Any, Literal
 import pytest
 
 import codemode_kernel.typegen as typegen
-from codemode_kernel.errors import ToolArgumentError
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.errors import ToolArgumentError
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import (
     AnyType,
     ArgumentValidator,

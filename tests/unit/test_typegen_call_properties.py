@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import ArgumentValidator, bind_arguments, build_tool_model
 
 # A generated value schema: (schema the server sends, the same in standard JSON Schema, valid values).

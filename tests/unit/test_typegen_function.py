@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from codemode_kernel.errors import ToolArgumentError, ToolError
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.errors import ToolArgumentError, ToolError
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import (
     build_tool_model,
     make_async_tool_function,

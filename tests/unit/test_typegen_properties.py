@@ -20,8 +20,8 @@ from hypothesis.errors import InvalidArgument
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
-from codemode_kernel.errors import ToolArgumentError, ToolNameCollisionError
-from codemode_kernel.toolspec import ToolSpec
+from codemode_kernel.core.errors import ToolArgumentError, ToolNameCollisionError
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.typegen import (
     ToolModel,
     assign_function_names,
