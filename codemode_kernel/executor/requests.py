@@ -13,8 +13,11 @@ the program's to approve (``approvals.acting_for``), asked about by the run's ap
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any, cast
+
+import jsonschema
 
 from ..approvals import ApprovalCheck, acting_for
 from ..artifacts import ArtifactStore
@@ -44,7 +47,7 @@ from ..worker.protocol import (
     encode_frame,
 )
 from ..worker.records import ArtifactMetadata, RequestError, ValueEnvelope
-from ..worker.tools_module import LLM_SERVER, LLM_TOOL
+from ..worker.tools_module import LLM_SCHEMA, LLM_SCHEMA_ERROR, LLM_SERVER, LLM_TOOL, strip_fences
 from ..worker.values import decode_value, encode_artifact
 from .execution import Execution, LLMHandler
 from .owned import ToolAnswer
@@ -207,13 +210,20 @@ class WorkerRequests:
         """Answer a program's ``llm()`` with the configured model; logged (and replayable) as a tool call."""
         calls = self.hub.call_log
         record = calls.start(LLM_SERVER, LLM_TOOL, arguments, execution_id=state.execution_id, seq=seq)
+        schema = arguments.get(LLM_SCHEMA)
         try:
+            if LLM_SCHEMA in arguments:
+                _check_schema(schema)
             if self.llm is None:
                 raise LLMError(
                     'llm(): no model is configured for this kernel; add one to "models" in the config '
                     "(docs/llm.md)"
                 )
-            text = await self.llm(arguments)
+            text = await self.llm({k: v for k, v in arguments.items() if k != LLM_SCHEMA})
+        except ToolArgumentError as exc:
+            calls.finish(record, "invalid_arguments", error=str(exc))
+            _fail(state, call_id, _error_data(exc, LLM_TOOL))
+            return
         except CodeModeError as exc:
             calls.finish(record, "server_error", error=str(exc))
             _fail(state, call_id, _error_data(exc, LLM_TOOL))
@@ -221,7 +231,9 @@ class WorkerRequests:
         except asyncio.CancelledError:
             calls.finish(record, "cancelled", error="the execution was stopped")
             raise
-        result = {"content": [{"type": "text", "text": text}], "isError": False}
+        result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
+        if LLM_SCHEMA in arguments and (problem := _schema_problem(text, schema)) is not None:
+            result[LLM_SCHEMA_ERROR] = problem
         calls.finish(record, "ok", result=result)
         state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
 
@@ -377,3 +389,39 @@ def _error_data(exc: CodeModeError, tool: str) -> RequestError:
     if isinstance(exc, (ServerError, ToolError)):
         data["server"] = exc.server
     return data
+
+
+def _check_schema(schema: Any) -> None:
+    """Refuse an ``llm_json`` schema jsonschema cannot use, before the model is asked anything.
+
+    Raises:
+        ToolArgumentError: ``schema`` is not a valid JSON Schema.
+    """
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except Exception as exc:  # the schema is the program's: SchemaError, or odd values jsonschema trips on
+        reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        raise ToolArgumentError(
+            f"llm_json(): schema is not a valid JSON Schema ({reason}); pass a JSON Schema dict, such as "
+            '{"type": "object", "properties": {"city": {"type": "string"}}}',
+            tool="llm_json",
+            field="schema",
+        ) from None
+
+
+def _schema_problem(text: str, schema: Any) -> str | None:
+    """What jsonschema says is wrong with the JSON in a model's answer; None when it fits.
+
+    None too when the answer is not JSON: the worker parses it again and says so.
+    """
+    try:
+        value = json.loads(strip_fences(text))
+    except ValueError:
+        return None
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        return exc.message
+    except Exception as exc:  # a $ref jsonschema cannot resolve fails only here, at use
+        return f"jsonschema could not check it ({exc})"
+    return None

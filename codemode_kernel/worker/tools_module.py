@@ -35,7 +35,17 @@ from .channel import Channel
 from .protocol import FrameTooLarge, ProtocolError
 from .values import decode_value, encode_artifact
 
-__all__ = ["HELPER_NAMES", "ProgramComplete", "ToolRuntime", "build_tools_module"]
+__all__ = [
+    "HELPER_NAMES",
+    "LLM_SCHEMA",
+    "LLM_SCHEMA_ERROR",
+    "LLM_SERVER",
+    "LLM_TOOL",
+    "ProgramComplete",
+    "ToolRuntime",
+    "build_tools_module",
+    "strip_fences",
+]
 
 HELPER_NAMES = (
     "complete",
@@ -374,11 +384,27 @@ LLM_SERVER, LLM_TOOL = "codemode", "llm"
 and a replay answers it from the record like any tool call. (A configured server with this name would
 never see these calls: the kernel answers them.)"""
 
+LLM_SCHEMA, LLM_SCHEMA_ERROR = "schema", "schemaError"
+"""``llm_json``'s schema travels with the question (``arguments[LLM_SCHEMA]``) and the kernel, which has
+jsonschema, answers with the text and, when the JSON in it does not fit, ``result[LLM_SCHEMA_ERROR]``: what
+jsonschema said. A worker never loads jsonschema (docs/architecture.md, the process boundary)."""
+
 _JSON_ONLY = "Answer with one JSON value and nothing else: no prose, no Markdown fences."
 
 
 def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[..., Any]]:
     """``llm`` and ``llm_json``: questions to the configured model, asked by the kernel (no key here)."""
+
+    def ask(function: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Send the question; the answer's text and the whole result (``LLMError`` when it failed)."""
+        try:
+            result = runtime.require_channel().call(LLM_SERVER, LLM_TOOL, arguments)
+        except FrameTooLarge as exc:
+            raise _too_large(function, exc) from None
+        if result.get("isError"):
+            raise LLMError(error_message(result))
+        text = "".join(str(c.get("text", "")) for c in result.get("content") or () if c.get("type") == "text")
+        return text, result
 
     def llm(prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
         """Ask the configured model; returns its answer as text.
@@ -386,18 +412,10 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
         The kernel sends the request (the program never holds a key) and records it in the trace.
         Raises ``LLMError`` when no model is configured or the request fails.
         """
-        arguments: dict[str, Any] = {"prompt": str(prompt)}
-        if system is not None:
-            arguments["system"] = str(system)
+        arguments = _question(prompt, system)
         if max_tokens is not None:
             arguments["max_tokens"] = int(max_tokens)
-        try:
-            result = runtime.require_channel().call(LLM_SERVER, LLM_TOOL, arguments)
-        except FrameTooLarge as exc:
-            raise _too_large("llm", exc) from None
-        if result.get("isError"):
-            raise LLMError(error_message(result))
-        return "".join(str(c.get("text", "")) for c in result.get("content") or () if c.get("type") == "text")
+        return ask("llm", arguments)[0]
 
     def llm_json(
         prompt: str, schema: dict[str, Any] | None = None, *, system: str | None = None, strict: bool = True
@@ -411,21 +429,19 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
         wanted = _JSON_ONLY
         if schema is not None:
             wanted += f" The value must validate against this JSON Schema: {json.dumps(schema)}"
-        answer = llm(f"{prompt}\n\n{wanted}", system=system)
-        text = _strip_fences(answer)
+        arguments = _question(f"{prompt}\n\n{wanted}", system)
+        if schema is not None and strict:
+            arguments[LLM_SCHEMA] = schema  # the kernel checks the answer against it
+        answer, result = ask("llm_json", arguments)
         try:
-            value = json.loads(text)
+            value = json.loads(strip_fences(answer))
         except ValueError as exc:
             if not strict:
                 return answer
             raise ValueError(f"llm_json: the model's answer is not JSON ({exc}): {answer[:200]!r}") from None
-        if schema is not None and strict:
-            import jsonschema
-
-            try:
-                jsonschema.validate(value, schema)
-            except jsonschema.ValidationError as exc:
-                raise ValueError(f"llm_json: the answer does not fit the schema: {exc.message}") from None
+        problem = result.get(LLM_SCHEMA_ERROR)
+        if problem is not None and strict:
+            raise ValueError(f"llm_json: the answer does not fit the schema: {problem}")
         return value
 
     for function in (llm, llm_json):
@@ -433,7 +449,15 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
     return llm, llm_json
 
 
-def _strip_fences(text: str) -> str:
+def _question(prompt: str, system: str | None) -> dict[str, Any]:
+    """The arguments of an ``llm`` call: the prompt, and the system prompt when there is one."""
+    arguments: dict[str, Any] = {"prompt": str(prompt)}
+    if system is not None:
+        arguments["system"] = str(system)
+    return arguments
+
+
+def strip_fences(text: str) -> str:
     """The JSON inside a Markdown code fence, which models add even when asked not to."""
     stripped = text.strip()
     if stripped.startswith("```"):

@@ -67,6 +67,29 @@ def test_llm_json_parses_checks_and_names_what_was_wrong(toolbox: Toolbox) -> No
         assert "not JSON" in bad.error["message"] and "not json at all" in bad.error["message"]
 
 
+def test_llm_json_schema_is_checked_by_the_kernel_and_the_worker_never_loads_jsonschema(
+    toolbox: Toolbox,
+) -> None:
+    fits = {"type": "object", "properties": {"city": {"type": "string"}}}
+    wants_more = {**fits, "required": ["city", "temperature"]}
+    loaded = "import sys\nsorted(m for m in ('jsonschema', 'referencing') if m in sys.modules)"
+    with Executor(toolbox, llm=answer) as ex:
+        ok = ex.run(f"v = llm_json('fenced please', schema={fits!r})\n{loaded}")
+        assert ok.status == "ok", ok.error
+        assert ok.value == {"kind": "json", "data": []}
+        bad = ex.run(f"x = 1\nllm_json('fenced please', schema={wants_more!r})")
+        assert bad.status == "error" and bad.error is not None
+        assert (bad.error["type"], bad.error["line"]) == ("ValueError", 2)
+        assert bad.error["message"] == (
+            "llm_json: the answer does not fit the schema: 'temperature' is a required property"
+        )
+        loose = ex.run(f"llm_json('fenced please', schema={wants_more!r}, strict=False)")
+        assert loose.value == {"kind": "json", "data": {"city": "Oslo", "warm": False}}
+        wrong = ex.run("llm_json('fenced please', schema={'type': 'no such type'})")
+        assert wrong.error is not None and wrong.error["type"] == "ToolArgumentError"
+        assert "schema is not a valid JSON Schema" in wrong.error["message"]
+
+
 def test_a_failed_or_missing_model_is_an_llm_error_at_the_line(toolbox: Toolbox) -> None:
     with Executor(toolbox, llm=answer) as ex:
         failed = ex.run("\nllm('unreachable endpoint')")
