@@ -8,7 +8,9 @@ Scopes are ignored: a name bound anywhere in the program counts as defined, whic
 for a name it would not find anyway. After ``from module import *`` any bare name may be defined, so only
 names used through ``tools`` are still waited for.
 
-``await_servers_named`` is that wait, for programs (``Executor``) and notebook cells alike.
+``await_servers_named`` is that wait, for programs (``Executor``) and notebook cells alike. A ``Program``
+is parsed once: the wait asks it again each time the tools change, and a session counts the globals it
+bound, without parsing it again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import asyncio
 import builtins
 import contextlib
 from collections.abc import Callable, Container, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core import errors
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROGRAM_NAMES",
+    "Names",
+    "Program",
     "SessionNames",
     "await_servers_named",
     "note_connecting",
@@ -50,37 +55,39 @@ _TOOL_NAMESPACES_IN_ERRORS = ("module 'tools'", "from 'tools'", "'types.SimpleNa
 """How the worker's ``tools`` module and ``atools`` namespace show in AttributeError and ImportError."""
 
 
-def waiting_for(toolbox: Toolbox, code: str, defined: Container[str] = ()) -> list[str]:
-    """The servers still connecting that ``code`` would wait for: all of them, or none if it needs none.
+def waiting_for(toolbox: Toolbox, program: Program | str, defined: Container[str] = ()) -> list[str]:
+    """The servers still connecting that ``program`` would wait for: all of them, or none if it needs none.
 
-    ``defined`` holds the names the code may use besides its own, the builtins and the tools (a program's
-    inputs, a session's earlier globals, a notebook's namespace).
+    ``defined`` holds the names the program may use besides its own, the builtins and the tools (a
+    program's inputs, a session's earlier globals, a notebook's namespace).
     """
     connecting = toolbox.pending
-    if connecting and wants_unknown_tools(code, toolbox.tools.__contains__, defined):
+    if connecting and wants_unknown_tools(program, toolbox.tools.__contains__, defined):
         return connecting
     return []
 
 
 async def await_servers_named(
-    toolbox: Toolbox, code: str, defined: Container[str] = (), *, timeout: float | None = None
+    toolbox: Toolbox, program: Program | str, defined: Container[str] = (), *, timeout: float | None = None
 ) -> list[str]:
-    """Wait for servers still connecting while ``code`` names what nothing defines yet (see ``waiting_for``).
+    """Wait for servers still connecting while ``program`` names what nothing defines yet (``waiting_for``).
 
     Runs on the hub's loop (blocking callers: ``toolbox.hub.loop_thread.run(...)``, which an interrupt
     stops). Ends as soon as every name is defined, when no server is connecting any more, or after
-    ``timeout`` seconds. Returns the servers still connecting if the code still names what nothing defines,
-    for its error message; else an empty list.
+    ``timeout`` seconds. Returns the servers still connecting if the program still names what nothing
+    defines, for its error message; else an empty list. The program is parsed once, however often the
+    tools change while it waits.
     """
-    if not waiting_for(toolbox, code, defined):
+    program = Program.of(program)
+    if not waiting_for(toolbox, program, defined):
         return []
 
     def satisfied() -> bool:
-        return not wants_unknown_tools(code, toolbox.tools.__contains__, defined)
+        return not wants_unknown_tools(program, toolbox.tools.__contains__, defined)
 
     with contextlib.suppress(TimeoutError):  # the servers go on connecting; the code runs with what is there
         await asyncio.wait_for(toolbox.await_servers(until=satisfied), timeout)
-    return waiting_for(toolbox, code, defined)
+    return waiting_for(toolbox, program, defined)
 
 
 def note_connecting(error: ErrorRecord | None, connecting: Iterable[str]) -> None:
@@ -132,10 +139,10 @@ class SessionNames:
         self._names: set[str] = set()
         self._any = False
 
-    def add(self, code: str, inputs: Iterable[str] = ()) -> None:
-        """Count the names ``code`` binds (and its ``inputs``, which become globals too)."""
+    def add(self, program: Program | str, inputs: Iterable[str] = ()) -> None:
+        """Count the names ``program`` binds (and its ``inputs``, which become globals too)."""
         self._names.update(inputs)
-        found = _references(code)
+        found = Program.of(program).names
         if found is not None:
             self._names |= found.bound
             self._any = self._any or found.star_import
@@ -144,13 +151,15 @@ class SessionNames:
         return self._any or name in self._names
 
 
-def wants_unknown_tools(code: str, is_tool: Callable[[str], bool], defined: Container[str] = ()) -> bool:
-    """Whether ``code`` names what nothing defines yet, or looks the tools up as a whole.
+def wants_unknown_tools(
+    program: Program | str, is_tool: Callable[[str], bool], defined: Container[str] = ()
+) -> bool:
+    """Whether ``program`` names what nothing defines yet, or looks the tools up as a whole.
 
     Defined are: the program's own names, the builtins, ``PROGRAM_NAMES``, ``defined`` and the tools
     (``is_tool``). A program that does not compile: False (the worker reports its syntax error).
     """
-    found = _references(code)
+    found = Program.of(program).names
     if found is None:
         return False
     if found.whole_list or not all(is_tool(name) for name in found.tools):
@@ -169,28 +178,61 @@ def wants_unknown_tools(code: str, is_tool: Callable[[str], bool], defined: Cont
     )
 
 
-def _references(code: str) -> _References | None:
-    """The names ``code`` reads and binds; None when it does not compile."""
-    try:
-        tree = ast.parse(prepare(code).source)
-    except (CodeModeError, SyntaxError, ValueError):
-        return None
-    found = _References()
-    found.visit(tree)
-    return found
+@dataclass(frozen=True)
+class Names:
+    """The names a program reads and binds, and those it uses through ``tools``/``atools``."""
+
+    read: frozenset[str]
+    bound: frozenset[str]
+    tools: frozenset[str]
+    """Names used as ``tools.name``, ``tools["name"]`` or ``from tools import name``."""
+    whole_list: bool
+    """It looks at the tools as a whole (``search_tools``, ``dir(tools)``, ``tools[computed]``)."""
+    star_import: bool
+    """``from module import *`` of a module other than ``tools``: its names are unknowable here."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program as written, and its names as parsed: once per run, however often they are asked for."""
+
+    code: str
+    names: Names | None
+    """None when it does not compile (the worker reports its syntax error)."""
+
+    @classmethod
+    def parse(cls, code: str) -> Program:
+        """Parse ``code`` (Markdown fences and a ``%%codemode`` line tolerated, as the worker does)."""
+        try:
+            tree = ast.parse(prepare(code).source)
+        except (CodeModeError, SyntaxError, ValueError):
+            return cls(code, None)
+        found = _References()
+        found.visit(tree)
+        names = Names(
+            frozenset(found.read),
+            frozenset(found.bound),
+            frozenset(found.tools),
+            found.whole_list,
+            found.star_import,
+        )
+        return cls(code, names)
+
+    @classmethod
+    def of(cls, program: Program | str) -> Program:
+        """``program`` parsed: as it is when it already was."""
+        return program if isinstance(program, Program) else cls.parse(program)
 
 
 class _References(ast.NodeVisitor):
-    """Collects the names a program reads, binds, and names through ``tools``/``atools``."""
+    """Collects a program's ``Names`` (the fields mean what they mean there)."""
 
     def __init__(self) -> None:
         self.read: set[str] = set()
         self.bound: set[str] = set()
         self.tools: set[str] = set()
-        """Names used as ``tools.name``, ``tools["name"]`` or ``from tools import name``."""
         self.whole_list = False
         self.star_import = False
-        """``from module import *`` of a module other than ``tools``: its names are unknowable here."""
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):

@@ -16,10 +16,7 @@ import itertools
 import logging
 import shutil
 import signal
-import time
-import uuid
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -39,15 +36,17 @@ from ..core.limits import (
 from ..hub.loop import blocking
 from ..toolbox import RESERVED_NAMES, Toolbox
 from ..worker.protocol import ProtectionsFrame, RunFrame
-from ..worker.records import ErrorRecord, ValueEnvelope
+from ..worker.records import ErrorRecord
 from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
-from .owned import CallPlan, OwnedTool, plan_calls
+from .owned import OwnedTool, plan_calls
 from .pool import Worker, WorkerPool, cpu_limit, kill_group
-from .references import SessionNames, await_servers_named, note_connecting, note_sign_in, waiting_for
+from .references import Program, await_servers_named, note_connecting, note_sign_in, waiting_for
 from .requests import WorkerRequests
 from .result import ExecutionResult, ExecutionStatus, PendingCall
+from .run import Run, reserve
+from .sessions import Session, Sessions
 from .zygote_client import WorkerExit, ZygoteError
 
 __all__ = [
@@ -67,23 +66,6 @@ log = logging.getLogger(__name__)
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
 _CLEANUP_DELAY = 0.01  # seconds after a finished run before its process group is killed
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
-
-
-@dataclass
-class _Session:
-    """A worker that keeps its program's globals from one run to the next."""
-
-    name: str
-    worker: Worker
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
-    protections: ProtectionsFrame | None = None
-    runs: int = 0
-    alive: bool = True
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    idle: asyncio.TimerHandle | None = None
-    names: SessionNames = field(default_factory=SessionNames)
-    """The globals its programs bound: a later program using them need not wait for servers."""
 
 
 class Executor:
@@ -140,8 +122,6 @@ class Executor:
         self.timeout = check_timeout(timeout if timeout is not None else self.settings.timeout)
         self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
-        self.session_idle = session_idle
-        self._sessions: dict[str, _Session] = {}
         self._shapes: tuple[int, dict[str, dict[str, Any]]] = (-1, {})
         self._later = _Later(_CLEANUP_DELAY)
         self._pool = WorkerPool(
@@ -151,6 +131,7 @@ class Executor:
             preload=preload if preload is not None else self.settings.preload,
             overrides=sandbox or {},
         )
+        self._sessions = Sessions(self._pool, session_idle)
 
     def _shapes_frame(self) -> dict[str, dict[str, Any]]:
         """The inferred result shapes for ``RunFrame.shapes``, recomputed only when they changed.
@@ -166,6 +147,15 @@ class Executor:
             }
             self._shapes = (version, shapes)
         return self._shapes[1]
+
+    @property
+    def session_idle(self) -> float:
+        """Seconds a session may go without a run before its worker is ended."""
+        return self._sessions.idle
+
+    @session_idle.setter
+    def session_idle(self, seconds: float) -> None:
+        self._sessions.idle = seconds
 
     @property
     def llm(self) -> LLMHandler | None:
@@ -223,8 +213,7 @@ class Executor:
 
     async def _shut_down(self) -> None:
         self._later.flush()
-        for name in list(self._sessions):
-            await self._end_session(name)
+        await self._sessions.end_all()
         await self._pool.shut_down()
         self.artifacts.close()  # only the connection: the next use opens it again
 
@@ -281,169 +270,89 @@ class Executor:
             reserved=RESERVED_NAMES,
             approval=ApprovalCheck(self.approvals, approver or self.approver),
         )
-        runner = self._run(code, timeout, inputs, session, plan, Watchers(on_output, on_call, on_progress))
-        return await self._loop_thread.run_async(runner)
+        run = Run(
+            program=Program.parse(code),
+            limit=self.timeout if timeout is None else check_timeout(timeout),
+            inputs=inputs or {},
+            encoded_inputs=encode_inputs(inputs or {}),
+            plan=plan,
+            watchers=Watchers(on_output, on_call, on_progress),
+            session=session,
+        )
+        return await self._loop_thread.run_async(self._run(run))
 
     run = blocking(arun, loop=lambda executor: executor._loop_thread)
 
     @property
     def sessions(self) -> list[str]:
         """Names of the sessions whose worker is alive."""
-        return [name for name, s in self._sessions.items() if s.alive]
+        return self._sessions.alive()
 
     def close_session(self, name: str) -> bool:
         """End a session (its worker and every process it started); False when there was none."""
-        return self._loop_thread.run(self._end_session(name))
+        return self._loop_thread.run(self._sessions.end(name))
 
-    async def _run(
-        self,
-        code: str,
-        timeout: float | None,
-        inputs: Mapping[str, Any] | None,
-        session: str | None,
-        plan: CallPlan,
-        watchers: Watchers,
-    ) -> ExecutionResult:
-        limit = check_timeout(timeout if timeout is not None else self.timeout)
-        execution_id = uuid.uuid4().hex[:12]
-        started = time.monotonic()
-        # Waiting for servers still connecting counts in the run's timeout, but leaves the program a
-        # moment to run: a name still unknown then ends as its NameError, not as a timeout.
-        defined, budget, connecting = self._defined(session, inputs or {}), limit, []
-        if waiting_for(self.toolbox, code, defined):
-            connecting = await await_servers_named(
-                self.toolbox, code, defined, timeout=limit - _reserve(limit)
-            )
-            budget = max(limit - (time.monotonic() - started), _reserve(limit))  # what the program has left
-        encoded_inputs = encode_inputs(inputs or {})
-        if session is not None:
-            result = await self._run_in_session(
-                session, code, budget, execution_id, started, encoded_inputs, plan, watchers
-            )
+    async def _run(self, run: Run) -> ExecutionResult:
+        run = await self._await_servers(run)
+        if run.session is not None:
+            result = await self._run_in_session(run, run.session)
         else:
-            result = await self._run_alone(
-                code, budget, execution_id, started, encoded_inputs, plan, watchers
-            )
-        if budget < limit:
-            result.timeout_s = limit
-            if result.status == "timeout":
-                result.error = _timeout_error(limit, limit - budget, connecting)
-            note_connecting(result.error, connecting)
+            result = await self._run_alone(run)
+        note_connecting(result.error, run.connecting)
         note_sign_in(result.error, [s.name for s in self.toolbox.status() if s.state == "signin"])
         return result
 
-    async def _run_alone(
-        self,
-        code: str,
-        limit: float,
-        execution_id: str,
-        started: float,
-        encoded_inputs: dict[str, ValueEnvelope],
-        plan: CallPlan,
-        watchers: Watchers,
-    ) -> ExecutionResult:
+    async def _await_servers(self, run: Run) -> Run:
+        """Wait for servers still connecting while the program names what nothing defines yet.
+
+        The wait counts in the run's timeout, but leaves the program a moment to run (``run.reserve``): a
+        name still unknown then ends as its NameError, not as a timeout.
+        """
+        defined = _Either(run.inputs, self._sessions.globals_of(run.session))
+        if not waiting_for(self.toolbox, run.program, defined):
+            return run
+        connecting = await await_servers_named(
+            self.toolbox, run.program, defined, timeout=run.limit - reserve(run.limit)
+        )
+        return run.after_wait(connecting)
+
+    async def _run_alone(self, run: Run) -> ExecutionResult:
         try:
             worker = await self._pool.take()
         except (ZygoteError, OSError, TimeoutError) as exc:
-            return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
+            return _internal(run, f"could not start a worker: {exc}")
         try:
-            return await self._execute(
-                code, limit, execution_id, started, encoded_inputs, plan, worker, None, watchers
-            )
+            return await self._execute(run, worker)
         finally:
             # Later and off the loop: the caller need not wait for a temp dir to be removed (a thread doing
             # it now would hold the interpreter lock just as the caller's thread wakes up with its result).
             self._later.add(lambda: _remove_soon(worker.tmp_dir))
             self._pool.prepare_next()
 
-    def _defined(self, session: str | None, inputs: Mapping[str, Any]) -> Container[str]:
-        """The names a program may use without defining them: its inputs, and its session's globals."""
-        current = self._sessions.get(session) if session is not None else None
-        if current is None or not current.alive:
-            return inputs
-        return _Either(inputs, current.names)
-
-    async def _run_in_session(
-        self,
-        name: str,
-        code: str,
-        limit: float,
-        execution_id: str,
-        started: float,
-        encoded_inputs: dict[str, ValueEnvelope],
-        plan: CallPlan,
-        watchers: Watchers,
-    ) -> ExecutionResult:
-        current = self._sessions.get(name)
-        if current is not None and (not current.alive or not self._pool.is_current(current.worker)):
-            await self._end_session(name)  # dead, or made for tools that changed since
-            current = None
-        if current is None:
-            try:
-                worker = await self._pool.take()
-            except (ZygoteError, OSError, TimeoutError) as exc:
-                return self._internal(execution_id, started, limit, f"could not start a worker: {exc}")
-            reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
-            current = self._sessions[name] = _Session(name, worker, reader, writer)
-        if current.idle is not None:
-            current.idle.cancel()
-        async with current.lock:  # one run at a time per session
-            result = await self._execute(
-                code,
-                limit,
-                execution_id,
-                started,
-                encoded_inputs,
-                plan,
-                current.worker,
-                current,
-                watchers,
-            )
-            current.names.add(code, encoded_inputs)  # its globals now, for the next run's wait
+    async def _run_in_session(self, run: Run, name: str) -> ExecutionResult:
+        try:
+            session = await self._sessions.open(name)
+        except (ZygoteError, OSError, TimeoutError) as exc:
+            return _internal(run, f"could not start a worker: {exc}")
+        async with session.lock:
+            result = await self._execute(run, session.worker, session)
+            session.names.add(run.program, run.encoded_inputs)  # its globals now, for the next run's wait
         self._pool.prepare_next()
-        if current.alive:
-            loop = asyncio.get_running_loop()
-            current.idle = loop.call_later(
-                self.session_idle, lambda: asyncio.ensure_future(self._end_session(name))
-            )
-        else:
-            await self._end_session(name)
+        await self._sessions.rest(session)
         return result
 
-    async def _end_session(self, name: str) -> bool:
-        session = self._sessions.pop(name, None)
-        if session is None:
-            return False
-        if session.idle is not None:
-            session.idle.cancel()
-        session.alive = False
-        session.writer.close()
-        session.worker.discard()
-        return True
-
-    async def _execute(
-        self,
-        code: str,
-        limit: float,
-        execution_id: str,
-        started: float,
-        encoded_inputs: dict[str, ValueEnvelope],
-        plan: CallPlan,
-        worker: Worker,
-        session: _Session | None = None,
-        watchers: Watchers | None = None,
-    ) -> ExecutionResult:
+    async def _execute(self, run: Run, worker: Worker, session: Session | None = None) -> ExecutionResult:
         pid, exited = worker.pid, worker.exited
         if session is None:
             reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
         else:
             reader, writer = session.reader, session.writer
         state = Execution(
-            execution_id,
+            run.execution_id,
             writer,
             self.max_output_bytes,
-            plan=plan,
-            watchers=watchers or Watchers(),
+            plan=run.plan,
+            watchers=run.watchers,
             fresh=session is None or session.runs == 0,
         )
         unsubscribe = self._hub.call_log.subscribe(state.collect)
@@ -452,24 +361,24 @@ class Executor:
         error: ErrorRecord | None = None
         keep = False
         try:
-            run = RunFrame(
+            frame = RunFrame(
                 type="run",
-                code=code,
-                filename=f"<code-{session.runs}>" if session else "<code>",
-                inputs=encoded_inputs,
-                execution_id=execution_id,
+                code=run.code,
+                filename=session.filename if session else "<code>",
+                inputs=run.encoded_inputs,
+                execution_id=run.execution_id,
                 session=session is not None,
-                tools=plan.descriptors(),
+                tools=run.plan.descriptors(),
             )
             if shapes := self._shapes_frame():
-                run["shapes"] = shapes
-            state.reply(run)
+                frame["shapes"] = shapes
+            state.reply(frame)
             serve = asyncio.ensure_future(self._requests.serve(reader, state))
             try:
-                stopped_pending = await self._wait(serve, state, limit)
+                stopped_pending = await self._wait(serve, state, run.seconds)
             except TimeoutError:
                 answered = await self._stop(pid, serve, exited, wait_for_answer=session is not None)
-                status, error = "timeout", _timeout_error(limit)
+                status, error = "timeout", run.timeout_error()
                 keep = answered  # a session survives a deadline its program gave in to
             else:
                 if stopped_pending:
@@ -508,7 +417,7 @@ class Executor:
         artifacts = await self._requests.artifacts_of(state)
         return ExecutionResult(
             status=status,
-            execution_id=execution_id,
+            execution_id=run.execution_id,
             value=value,
             error=error,
             stdout="".join(state.stdout),
@@ -516,8 +425,8 @@ class Executor:
             output_truncated=state.truncated,
             tool_calls=self._calls_of(state),
             artifacts=artifacts,
-            duration_ms=round((time.monotonic() - started) * 1000, 3),
-            timeout_s=limit,
+            duration_ms=run.duration_ms(),
+            timeout_s=run.limit,
             protections=_protection_list(state.protections or (session.protections if session else None)),
             pending_calls=[
                 PendingCall(server=c["server"], tool=c["tool"], arguments=c["arguments"], seq=c["seq"])
@@ -630,15 +539,6 @@ class Executor:
         """
         return [record.to_json() for record in sorted(state.records.values(), key=call_order)]
 
-    def _internal(self, execution_id: str, started: float, limit: float, message: str) -> ExecutionResult:
-        return ExecutionResult(
-            status="internal",
-            execution_id=execution_id,
-            error=ErrorRecord(type="InternalError", message=message),
-            duration_ms=round((time.monotonic() - started) * 1000, 3),
-            timeout_s=limit,
-        )
-
 
 def _protection_list(report: ProtectionsFrame | None) -> list[str]:
     """``["pid_namespace", ..., "missing:seccomp: reason"]``: what isolated this run, and what did not."""
@@ -648,25 +548,15 @@ def _protection_list(report: ProtectionsFrame | None) -> list[str]:
     return [*report["in_force"], *missing]
 
 
-def _timeout_error(limit: float, waited: float = 0.0, connecting: Sequence[str] = ()) -> ErrorRecord:
-    waiting = f" ({waited:.1f} s of it waiting for servers to finish connecting)" if waited else ""
-    if connecting:
-        waiting = f" ({waited:.1f} s of it waiting for servers still connecting: {', '.join(connecting)})"
-    return ErrorRecord(
-        type="TimeoutError",
-        message=(
-            f"the program did not finish within {limit:g} s{waiting} and was stopped; output so far is kept"
-        ),
-        line=None,
-        column=None,
-        source_line=None,
-        traceback="",
+def _internal(run: Run, message: str) -> ExecutionResult:
+    """The result of a run that could not start: the fault is ours, not the program's."""
+    return ExecutionResult(
+        status="internal",
+        execution_id=run.execution_id,
+        error=ErrorRecord(type="InternalError", message=message),
+        duration_ms=run.duration_ms(),
+        timeout_s=run.limit,
     )
-
-
-def _reserve(limit: float) -> float:
-    """Seconds of a run's timeout kept for the program itself, however long servers keep it waiting."""
-    return min(1.0, limit / 4)
 
 
 def _close_and_kill(writer: asyncio.StreamWriter, pid: int) -> None:

@@ -1,0 +1,94 @@
+"""One run of a program as one value: built once by ``Executor.arun``, then passed whole.
+
+What the run's steps read (waiting for servers still connecting, taking a worker, executing, making the
+result) is here, decided once: the program as parsed (``references.Program``), its limit, its inputs as
+sent, where its calls are answered (``CallPlan``), the caller's live views and the session it runs in. The
+value is frozen; waiting for servers gives a new one that says how long it waited (``after_wait``). A second
+executor backend takes the same value.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..worker.records import ErrorRecord, ValueEnvelope
+from .execution import Watchers
+from .owned import CallPlan
+from .references import Program
+
+__all__ = ["Run"]
+
+
+def _execution_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One program to run, with everything decided about it before it starts."""
+
+    program: Program
+    limit: float
+    """Seconds the whole run may take, waiting for servers included (``result.timeout_s``); checked once."""
+    inputs: Mapping[str, Any]
+    """The globals the program starts with, as the caller gave them (their names count as defined)."""
+    encoded_inputs: dict[str, ValueEnvelope]
+    """The same, as sent to the worker."""
+    plan: CallPlan
+    watchers: Watchers
+    session: str | None = None
+    execution_id: str = field(default_factory=_execution_id)
+    started: float = field(default_factory=time.monotonic)
+    """``time.monotonic()`` when the run was asked for."""
+    waited: float | None = None
+    """Seconds from ``started`` to the end of its wait for servers still connecting; None: it did not wait."""
+    connecting: tuple[str, ...] = ()
+    """The servers still connecting when that wait ended, while the program still named what none defined."""
+
+    @property
+    def code(self) -> str:
+        """The program as written."""
+        return self.program.code
+
+    @property
+    def seconds(self) -> float:
+        """The program's own time: the limit less the wait, but a moment however long it waited."""
+        if self.waited is None:
+            return self.limit
+        return max(self.limit - self.waited, reserve(self.limit))
+
+    def after_wait(self, connecting: Sequence[str]) -> Run:
+        """This run once its wait for servers ended now, ``connecting`` still connecting."""
+        return replace(self, waited=time.monotonic() - self.started, connecting=tuple(connecting))
+
+    def duration_ms(self) -> float:
+        """Milliseconds since the run was asked for."""
+        return round((time.monotonic() - self.started) * 1000, 3)
+
+    def timeout_error(self) -> ErrorRecord:
+        """The error of a run stopped at its limit, saying how much of it went to waiting for servers."""
+        waited = self.limit - self.seconds
+        waiting = f" ({waited:.1f} s of it waiting for servers to finish connecting)" if waited else ""
+        if self.connecting and waited:
+            connecting = ", ".join(self.connecting)
+            waiting = f" ({waited:.1f} s of it waiting for servers still connecting: {connecting})"
+        return ErrorRecord(
+            type="TimeoutError",
+            message=(
+                f"the program did not finish within {self.limit:g} s{waiting} and was stopped; "
+                "output so far is kept"
+            ),
+            line=None,
+            column=None,
+            source_line=None,
+            traceback="",
+        )
+
+
+def reserve(limit: float) -> float:
+    """Seconds of a run's timeout kept for the program itself, however long servers keep it waiting."""
+    return min(1.0, limit / 4)
