@@ -8,6 +8,7 @@ user bound is never overwritten, and ``%reset`` is repaired on the next cell.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -23,7 +24,7 @@ from ..config import CodeModeSettings, load_config, resolve_code_mode
 from ..core.errors import ConfigError, ServerToolCollisionError, ToolsUnavailable, UntrustedConfigError
 from ..executor import Executor
 from ..executor.owned import OwnedTool
-from ..executor.references import await_servers_named, waiting_for, wants_unknown_tools
+from ..executor.references import Program, await_servers_named, waiting_for, wants_unknown_tools
 from ..hub import ServerStatus
 from ..llm import ChatModel
 from ..toolbox import Toolbox
@@ -315,14 +316,15 @@ class KernelTools:
         """
         self.cell_id = getattr(info, "cell_id", None)
         cell = getattr(info, "raw_cell", None)
-        if not self._ready.is_set() and not self._needs_tools(cell):
+        program = functools.cache(functools.partial(self._program, cell))  # parsed once, when needed
+        if not self._ready.is_set() and not self._needs_tools(cell, program):
             self.place()
             return
         try:
             if not self._ready.is_set():
                 with _status(self.shell, "codemode: starting the MCP servers..."):
                     self.wait(quiet=True)
-            self._await_servers_named(cell)
+            self._await_servers_named(program)
         except (KeyboardInterrupt, ToolsUnavailable) as exc:
             connecting = self.toolbox.pending if self.toolbox is not None and self.ready else []
             which = f"the tools of {', '.join(connecting)}" if connecting else "the tools"
@@ -344,19 +346,15 @@ class KernelTools:
         for pending in self.signins.unshown():
             display(link_bundle(pending), raw=True)  # type: ignore[no-untyped-call]
 
-    def _await_servers_named(self, cell: str | None) -> None:
+    def _await_servers_named(self, program: Callable[[], Program | None]) -> None:
         """Wait for servers still connecting if the cell names a tool not there yet (or lists them)."""
         toolbox = self.toolbox
-        if toolbox is None or not cell or not toolbox.pending:
+        if toolbox is None or not toolbox.pending or (parsed := program()) is None:
             return
-        try:
-            source = self.shell.transform_cell(cell)  # %magics become Python
-        except Exception:
-            return  # IPython reports it when it runs the cell
         namespace = self.shell.user_ns
-        if waiting := waiting_for(toolbox, source, namespace):
+        if waiting := waiting_for(toolbox, parsed, namespace):
             with _status(self.shell, f"codemode: waiting for {', '.join(waiting)} to finish connecting..."):
-                toolbox.hub.loop_thread.run(await_servers_named(toolbox, source, namespace))
+                toolbox.hub.loop_thread.run(await_servers_named(toolbox, parsed, namespace))
 
     def _refresh(self) -> None:
         """Type the functions with the shapes the last cell's calls showed, and take in new tools.
@@ -372,17 +370,25 @@ class KernelTools:
                 self._said.add(str(exc))
                 print(f"codemode: {exc}", file=sys.stderr, flush=True)
 
-    def _needs_tools(self, cell: str | None) -> bool:
+    def _needs_tools(self, cell: str | None, program: Callable[[], Program | None]) -> bool:
         """Whether a cell run while the servers start may need them: a magic, or a name nothing defines."""
         if not cell or not cell.strip():
             return False
         if any(line.lstrip().startswith("%") for line in cell.splitlines()):
             return True  # %%codemode, %%agent, %codemode ...: and a magic's own code is a string
-        try:
-            source = self.shell.transform_cell(cell)
-        except Exception:
+        parsed = program()
+        if parsed is None:
             return True  # IPython reports it when it runs the cell
-        return wants_unknown_tools(source, lambda name: False, self.shell.user_ns)
+        return wants_unknown_tools(parsed, lambda name: False, self.shell.user_ns)
+
+    def _program(self, cell: str | None) -> Program | None:
+        """The cell as Python (%magics become calls), parsed; None when IPython cannot transform it."""
+        if not cell:
+            return None
+        try:
+            return Program.parse(self.shell.transform_cell(cell))
+        except Exception:
+            return None  # IPython reports it when it runs the cell
 
     def place(self) -> None:
         """Put ``codemode``, ``tools`` and every free tool name into the namespace, hidden from ``%who``."""
