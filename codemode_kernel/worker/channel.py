@@ -1,21 +1,27 @@
 """The worker's end of the channel: tool calls and artifact requests out, answers back, matched by id.
 
-One reader thread receives every frame and hands each ``tool_result`` or ``artifact_result`` to the
-caller waiting for it, so requests from threads (``parallel``) and from asyncio tasks (the async twins)
-can all be in flight at once over one socket. The worker holds no MCP connection and cannot open the
-artifact store: the kernel does both.
+Whoever waits reads (leader/follower): a thread blocked on its own answer reads the socket itself when no
+other thread is reading, and hands every frame that is not its answer to the thread that waits for it. A
+call from a program then costs no thread switch: the answer wakes the caller, not a reader thread that
+wakes the caller. Threads that wait while another reads (``parallel``) are handed their answers, and when
+the reader has its own answer it passes the reading on to one of them. Requests nobody blocks on (the async
+twins, calls whose progress is watched) are read by a background thread, which reads only while such a
+request is pending and no blocked caller can read instead. The main thread reads between runs too
+(``next_message``), so a run frame reaches it without a thread switch either.
+
+The worker holds no MCP connection and cannot open the artifact store: the kernel does both.
 """
 
 from __future__ import annotations
 
 import itertools
+import select
+import signal
 import socket
-import sys
 import threading
-import traceback
+from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core import errors
 from ..core.errors import ChannelClosed
@@ -35,6 +41,9 @@ from .protocol import (
     send_frame,
 )
 from .records import ArtifactMetadata, RequestError, ValueEnvelope
+
+if TYPE_CHECKING:  # loaded by the programs that use futures (async, progress): not by every worker
+    from concurrent.futures import Future
 
 __all__ = ["CallOrder", "Channel", "ChannelClosed"]
 
@@ -92,43 +101,81 @@ class CallOrder:
         return self.reserve(1)
 
 
+class _Waiter:
+    """A thread blocked on one frame (an answer, or the next run): given the frame, or the turn to read.
+
+    ``wake`` is held until then: releasing it wakes the thread (a lock is the cheapest wake-up there is).
+    """
+
+    __slots__ = ("done", "following", "frame", "leads", "wake")
+
+    def __init__(self) -> None:
+        self.wake = threading.Lock()
+        self.wake.acquire()
+        self.frame: dict[str, Any] | None = None
+        self.done = False
+        """The frame came, or the channel closed (``frame`` None)."""
+        self.following = False
+        """Asleep on ``wake`` while another thread reads."""
+        self.leads = False
+        """Handed the reading by the thread that read before it."""
+
+
 class Channel:
     """Send frames to the kernel and await answers to tool calls."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self._reader = FrameReader(sock)
+        self._readable = select.poll()
+        self._readable.register(sock.fileno(), select.POLLIN)
         self._ids = itertools.count(1)
-        self._pending: dict[int, Future[Any]] = {}
+        self._pending: dict[int, _Waiter | Future[Any]] = {}
+        """Every request sent and not answered yet: its blocked caller, or a future nobody blocks on."""
+        self._unattended = 0
+        """How many of the pending requests are futures: while there are any, somebody must read."""
         self._watched: dict[int, Callable[[ToolProgress], None]] = {}
         """The calls whose progress the program watches: where each one's updates go, by request id."""
         self._lock = threading.Lock()
+        self._reading = False
+        """One thread at a time reads the socket (a caller, the main thread between runs, or the
+        background thread)."""
+        self._followers: deque[_Waiter] = deque()
+        self._messages: deque[dict[str, Any]] = deque()
+        """Frames that are not answers (a session's next ``run``), until the main thread takes them."""
+        self._message_waiter: _Waiter | None = None
+        self._background_wanted = threading.Condition(self._lock)
         self._closed = False
+        self._interrupted = False
         self.order = CallOrder()
-        self.on_message: Callable[[dict[str, Any]], None] | None = None
-        self.on_close: Callable[[], None] | None = None
 
     def send(self, message: WorkerFrame) -> None:
         """Send one frame (thread-safe)."""
         send_frame(self.sock, message)
 
-    def read(self) -> dict[str, Any] | None:
-        """Read one frame directly (only before the reader thread starts)."""
-        return self._reader.read()
+    def start_reader(self) -> None:
+        """Start the background thread that reads for the requests nobody blocks on.
 
-    def start_reader(self, after: threading.Event | None = None) -> None:
-        """Dispatch incoming frames on a daemon thread: from now on, or once ``after`` is set.
-
-        Starting a thread takes a while; with ``after`` it is started ahead and reads only once the caller
-        has read what it wants to read itself (``read``).
+        Started ahead, while the worker waits for its program: starting a thread takes a while.
         """
+        threading.Thread(target=self._read_for_futures, name="codemode-channel", daemon=True).start()
 
-        def read_loop() -> None:
-            if after is not None:
-                after.wait()
-            self._read_loop()
-
-        threading.Thread(target=read_loop, name="codemode-channel", daemon=True).start()
+    def next_message(self) -> dict[str, Any] | None:
+        """Block until the kernel's next frame that is no answer (a ``run``); None once it closed."""
+        waiter = _Waiter()
+        with self._lock:
+            if self._messages:
+                return self._messages.popleft()
+            if self._closed:
+                return None
+            self._message_waiter = waiter
+        try:
+            self._wait(waiter)
+        finally:
+            with self._lock:
+                if self._message_waiter is waiter:
+                    self._message_waiter = None
+        return waiter.frame
 
     def call(
         self, server: str, tool: str, arguments: dict[str, Any], on_progress: ProgressHandler | None = None
@@ -138,8 +185,14 @@ class Channel:
         ``on_progress`` runs on this thread for each of the server's progress notifications on the call.
         """
         if on_progress is None:
-            return self.submit(server, tool, arguments).result()
-        result: dict[str, Any] = wait_reporting(
+            seq = self.order.take()
+            result: dict[str, Any] = self._ask(
+                lambda call_id: ToolCallFrame(
+                    type="tool_call", id=call_id, server=server, tool=tool, arguments=arguments, seq=seq
+                )
+            )
+            return result
+        result = wait_reporting(
             tool, lambda report: self.submit(server, tool, arguments, report), on_progress
         )
         return result
@@ -164,7 +217,7 @@ class Channel:
     ) -> Future[dict[str, Any]]:
         """Send a tool call; the future resolves to the result or raises the kernel's error.
 
-        ``report`` is called on the reader thread with each progress update, until the answer.
+        ``report`` is called with each progress update, until the answer, on whichever thread reads.
         """
         seq = self.order.take()
 
@@ -183,7 +236,7 @@ class Channel:
         self, value: ValueEnvelope, name: str | None, description: str | None, mime_type: str | None
     ) -> ArtifactMetadata:
         """Keep a value in the kernel's artifact store; block until it answers with the new metadata."""
-        answer = self.request(
+        metadata: ArtifactMetadata = self._ask(
             lambda request_id: ArtifactStoreFrame(
                 type="artifact",
                 id=request_id,
@@ -194,79 +247,210 @@ class Channel:
                 mime_type=mime_type,
             )
         )
-        metadata: ArtifactMetadata = answer.result()
         return metadata
 
     def get_artifact(self, key: str) -> ValueEnvelope:
         """The envelope of an artifact's value, by id or name; block until the kernel answers."""
-        answer = self.request(
+        envelope: ValueEnvelope = self._ask(
             lambda request_id: ArtifactGetFrame(type="artifact", id=request_id, op="get", key=key)
         )
-        envelope: ValueEnvelope = answer.result()
         return envelope
 
     def list_artifacts(self) -> list[ArtifactMetadata]:
         """Every artifact's metadata, newest first; block until the kernel answers."""
-        answer = self.request(lambda request_id: ArtifactListFrame(type="artifact", id=request_id, op="list"))
-        listed: list[ArtifactMetadata] = answer.result()
+        listed: list[ArtifactMetadata] = self._ask(
+            lambda request_id: ArtifactListFrame(type="artifact", id=request_id, op="list")
+        )
         return listed
 
     def request(self, frame: Callable[[int], ToolCallFrame | ArtifactFrame]) -> Future[Any]:
         """Send the request ``frame(id)`` makes with a fresh id; the future resolves to its answer's result.
 
-        The answer's error (``ok: false``) is raised from the future instead.
+        The answer's error (``ok: false``) is raised from the future instead. Nobody blocks on the
+        future here, so the background thread reads for it.
         """
+        from concurrent.futures import Future  # only for the programs that use futures (see above)
+
         future: Future[Any] = Future()
+        request_id = self._send_request(frame, future)
+        future.add_done_callback(lambda _: self._forget_cancelled(request_id, future))
+        return future
+
+    def _ask(self, frame: Callable[[int], ToolCallFrame | ArtifactFrame]) -> Any:
+        """Send the request ``frame(id)`` makes and block until its answer: its result, or its error raised.
+
+        This thread reads the answer itself when no other thread is reading.
+        """
+        waiter = _Waiter()
+        request_id = self._send_request(frame, waiter)
+        try:
+            self._wait(waiter)
+        except BaseException:  # interrupted: the answer, when it comes, finds nobody and is dropped
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise
+        if waiter.frame is None:
+            raise ChannelClosed("the kernel closed the channel during a tool call")
+        return _outcome(cast(ToolResultFrame | ArtifactResultFrame, waiter.frame))
+
+    def _send_request(
+        self, frame: Callable[[int], ToolCallFrame | ArtifactFrame], slot: _Waiter | Future[Any]
+    ) -> int:
+        """Register ``slot`` under a fresh id and send ``frame(id)``; the id."""
         with self._lock:
             if self._closed:
                 raise ChannelClosed("the kernel closed the channel; no more tool calls in this execution")
             request_id = next(self._ids)
-            self._pending[request_id] = future
+            self._pending[request_id] = slot
+            if not isinstance(slot, _Waiter):
+                self._unattended += 1
+                self._background_wanted.notify()
         try:
             self.send(frame(request_id))
         except BaseException:  # too large to send, or the socket is gone: nobody will answer it
             with self._lock:
-                self._pending.pop(request_id, None)
-                self._watched.pop(request_id, None)
+                self._forget(request_id)
             raise
-        return future
+        return request_id
 
-    def _read_loop(self) -> None:
+    def _forget(self, request_id: int) -> _Waiter | Future[Any] | None:
+        """Take a request out of the pending ones (the lock held)."""
+        slot = self._pending.pop(request_id, None)
+        self._watched.pop(request_id, None)
+        if slot is not None and not isinstance(slot, _Waiter):
+            self._unattended -= 1
+        return slot
+
+    def _forget_cancelled(self, request_id: int, future: Future[Any]) -> None:
+        """A future the program gave up on (a cancelled task) needs no reading any more."""
+        if future.cancelled():
+            with self._lock:
+                if self._pending.get(request_id) is future:
+                    self._forget(request_id)
+
+    # -- reading: whoever waits reads ---------------------------------------------------------------------
+
+    def _wait(self, waiter: _Waiter) -> None:
+        """Block until ``waiter`` has its frame: read the socket when nobody else does, else sleep.
+
+        An interrupt (the main thread) can strike anywhere in here: whatever it leaves, the ``finally``
+        puts right, so that the reading is never lost with the thread that held it.
+        """
         try:
-            while True:
-                message = self._reader.read()
-                if message is None:
-                    break
-                try:
-                    self._dispatch(message)
-                except Exception:  # one frame the program's state could not take: the next ones still
-                    traceback.print_exc(file=sys.stderr)
+            with self._lock:
+                if waiter.done:
+                    return
+                if self._reading:
+                    waiter.following = True
+                    self._followers.append(waiter)
+                else:
+                    self._reading = waiter.leads = True
+            if not waiter.leads:
+                waiter.wake.acquire()  # until the frame comes, or the reading is handed over
+            while waiter.leads and not waiter.done and self._read_one():
+                pass
+        finally:
+            with self._lock:
+                if waiter.following:  # interrupted while asleep: out of the line
+                    waiter.following = False
+                    self._followers.remove(waiter)
+                if waiter.leads:
+                    waiter.leads = False
+                    self._pass_reading()
+
+    def _pass_reading(self) -> None:
+        """The reading thread is done (the lock held): wake a blocked caller to read, else the background."""
+        if self._followers and not self._closed:
+            successor = self._followers.popleft()
+            successor.following = False
+            successor.leads = True
+            successor.wake.release()
+            return
+        self._reading = False
+        if self._unattended:
+            self._background_wanted.notify()
+
+    def _read_for_futures(self) -> None:
+        """The background thread: read while requests nobody blocks on are pending and nobody else reads."""
+        while True:
+            with self._lock:
+                while not self._closed and (self._reading or not self._unattended):
+                    self._background_wanted.wait()
+                if self._closed:
+                    return
+                self._reading = True
+            try:
+                while self._read_one():
+                    with self._lock:
+                        if self._followers or not self._unattended:
+                            break  # a blocked caller reads on (no thread switch), or nobody needs to
+            finally:
+                with self._lock:
+                    self._pass_reading()
+
+    def _read_one(self) -> bool:
+        """Read one frame and hand it where it goes; False once the channel is closed."""
+        if threading.get_ident() != threading.main_thread().ident:
+            return self._take_frame()
+        # The main thread is where an interrupt (SIGINT) raises. It waits for the frame interruptibly, but
+        # takes it whole: a KeyboardInterrupt halfway through would lose the rest of the stream.
+        self._readable.poll()
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is None:  # a handler from outside Python, which could not be put back
+            return self._take_frame()
+        signal.signal(signal.SIGINT, self._defer_interrupt)
+        try:
+            return self._take_frame()
+        finally:
+            interrupted, self._interrupted = self._interrupted, False
+            signal.signal(signal.SIGINT, previous)
+            if interrupted:
+                signal.raise_signal(signal.SIGINT)  # to the program's own handler, now the frame is taken
+
+    def _defer_interrupt(self, _signum: int, _frame: object) -> None:
+        self._interrupted = True
+
+    def _take_frame(self) -> bool:
+        try:
+            message = self._reader.read()
         except (OSError, ProtocolError):
-            pass
-        self._close_pending()
+            message = None
+        if message is None:
+            self._close()
+            return False
+        try:
+            self._dispatch(message)
+        except Exception:  # one frame the program's state could not take: the next ones still
+            import traceback  # loaded only when something went wrong
+
+            traceback.print_exc()
+        return True
 
     def _dispatch(self, message: dict[str, Any]) -> None:
-        if message.get("type") == "tool_progress":
+        kind = message.get("type")
+        if kind == "tool_progress":
             self._progress(cast(ToolProgressFrame, message))
             return
-        if message.get("type") not in _ANSWERS:
-            if self.on_message is not None:
-                self.on_message(message)
+        if kind not in _ANSWERS:
+            with self._lock:
+                waiter, self._message_waiter = self._message_waiter, None
+                if waiter is None:
+                    self._messages.append(message)
+                else:
+                    self._settle(waiter, message)
             return
         answer = cast(ToolResultFrame | ArtifactResultFrame, message)  # the kernel is trusted here
         with self._lock:
-            future = self._pending.pop(int(answer.get("id", -1)), None)
-            self._watched.pop(int(answer.get("id", -1)), None)
-        if future is None or future.done():  # the program gave up on it (a cancelled task)
+            slot = self._forget(int(answer.get("id", -1)))
+            if isinstance(slot, _Waiter):
+                self._settle(slot, message)
+                return
+        if slot is None or slot.done():  # the program gave up on it (a cancelled task)
             return
-        if answer.get("ok"):
-            result = answer.get("result")
-            if answer["type"] == "tool_result":
-                result = result or {}
-            future.set_result(result)
-        else:
-            error: Any = answer.get("error")
-            future.set_exception(_error_from(error or {}))
+        try:
+            slot.set_result(_outcome(answer))
+        except Exception as exc:
+            slot.set_exception(exc)
 
     def _progress(self, frame: ToolProgressFrame) -> None:
         with self._lock:
@@ -274,15 +458,43 @@ class Channel:
         if report is not None:
             report(ToolProgress(frame["progress"], frame.get("total"), frame.get("message")))
 
-    def _close_pending(self) -> None:
+    def _settle(self, waiter: _Waiter, frame: dict[str, Any] | None) -> None:
+        """Give ``waiter`` its frame (the lock held); wake its thread if it sleeps."""
+        waiter.frame = frame
+        waiter.done = True
+        if waiter.following:
+            waiter.following = False
+            self._followers.remove(waiter)
+            waiter.wake.release()
+
+    def _close(self) -> None:
+        """The kernel closed the channel: every waiting caller is told, and nothing more is read."""
         with self._lock:
             self._closed = True
             self._watched.clear()
             pending, self._pending = self._pending, {}
-        for future in pending.values():
-            future.set_exception(ChannelClosed("the kernel closed the channel during a tool call"))
-        if self.on_close is not None:
-            self.on_close()
+            self._unattended = 0
+            for slot in pending.values():
+                if isinstance(slot, _Waiter):
+                    self._settle(slot, None)
+            if self._message_waiter is not None:
+                self._settle(self._message_waiter, None)
+                self._message_waiter = None
+            self._background_wanted.notify_all()
+        for slot in pending.values():
+            if not isinstance(slot, _Waiter) and not slot.done():
+                slot.set_exception(ChannelClosed("the kernel closed the channel during a tool call"))
+
+
+def _outcome(answer: ToolResultFrame | ArtifactResultFrame) -> Any:
+    """An answer's result; its error (``ok: false``) is raised."""
+    if not answer.get("ok"):
+        error: Any = answer.get("error")
+        raise _error_from(error or {})
+    result = answer.get("result")
+    if answer["type"] == "tool_result":
+        result = result or {}
+    return result
 
 
 def _error_from(data: RequestError | Mapping[str, Any]) -> Exception:

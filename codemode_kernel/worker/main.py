@@ -13,7 +13,6 @@ import builtins
 import contextlib
 import io
 import os
-import queue
 import sys
 import threading
 import types
@@ -110,18 +109,13 @@ def serve(channel: Channel, runtime: ToolRuntime) -> None:
     """
     # Everything up to the wait is done before the program arrives (a prepared worker waits here), so a
     # run's start costs only what the program itself needs.
-    requests: queue.SimpleQueue[RunFrame | None] = queue.SimpleQueue()
-    channel.on_message = lambda frame: requests.put(cast(RunFrame, frame))  # the kernel sends run frames
-    channel.on_close = lambda: requests.put(None)
-    first_read = threading.Event()
-    channel.start_reader(after=first_read)
+    channel.start_reader()
     stdout, stderr = StreamToChannel(channel, "stdout"), StreamToChannel(channel, "stderr")
     namespace: dict[str, Any] = program_globals(runtime.module, {})
     _warm_up()
     sys.stdout, sys.stderr = stdout, stderr  # type: ignore[assignment]
-    # The first request is read here, not handed over by the reader thread: one wake-up less per run.
-    first = channel.read()
-    first_read.set()
+    # This thread reads its requests itself (the kernel sends run frames): no wake-up by another thread.
+    first = channel.next_message()
     if first is None or first.get("type") != "run":
         return
     session = bool(first.get("session"))
@@ -135,10 +129,10 @@ def serve(channel: Channel, runtime: ToolRuntime) -> None:
             # result, so tearing this process down does not compete with the caller (or the next run). A
             # SIGINT meant for the finished program (a deadline that fell just then) ends the wait quietly.
             with contextlib.suppress(KeyboardInterrupt):
-                requests.get()
+                channel.next_message()
             return
         _end_background_processes()
-        request = requests.get()
+        request = cast(RunFrame | None, channel.next_message())
 
 
 def _place_run_tools(runtime: ToolRuntime, request: RunFrame, namespace: dict[str, Any]) -> None:
