@@ -48,6 +48,7 @@ from codemode_kernel.agent.toolset import compact_listing
 from codemode_kernel.config import CodeModeSettings, Config, ServerConfig, default_config
 from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.executor import Executor
+from codemode_kernel.hub.validation import ArgumentValidator
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
 from codemode_kernel.servers._cities import CITIES
@@ -262,7 +263,7 @@ def github_definitions() -> dict[str, Any]:
     """execute_python for the GitHub server's 117 tools: full stubs, compact, and compact with selection."""
     listed = json.loads(GITHUB_TOOLS.read_text(encoding="utf-8"))
     specs = [ToolSpec.from_wire("github", tool) for tool in listed["tools"]]
-    models = build_tool_models(specs)
+    models = build_tool_models(specs, check=ArgumentValidator)
     settings = CodeModeSettings()
 
     def execute_python(options: AgentOptions, selected: list[str] | None = None) -> Any:

@@ -23,6 +23,7 @@ from .config.jsontext import load_json_bytes
 from .core.errors import CodeModeError, ConfigError, ServerToolCollisionError
 from .core.limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
 from .core.toolspec import ToolSpec
+from .hub.validation import ArgumentValidator
 from .shapes import ShapeStore
 from .toolbox import RESERVED_NAMES, Toolbox
 from .typegen import build_tool_models, renamed_warning, render_stubs
@@ -272,7 +273,7 @@ def _cmd_tools(args: argparse.Namespace) -> int:
             store = ShapeStore.for_workspace(workspace)
             _print_inferred(store, specs)
             specs = [s for s in store.apply(specs) if s.inferred_output is not None]
-        models = build_tool_models(specs, reserved=RESERVED_NAMES)
+        models = build_tool_models(specs, check=ArgumentValidator, reserved=RESERVED_NAMES)
         for model in models:
             if model.renamed_from is not None:
                 print(f"codemode: warning: {renamed_warning(model, model.renamed_from)}", file=sys.stderr)

@@ -40,6 +40,7 @@ from .core.errors import ServerToolCollisionError, ToolNameCollisionError
 from .core.toolspec import ToolSpec
 from .hub import DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
 from .hub.reporting import acall_reporting, call_reporting
+from .hub.validation import ArgumentValidator
 from .shapes import ShapeStore
 from .typegen import (
     ToolModel,
@@ -380,7 +381,9 @@ class Toolbox:
     def _build_models(self, specs: list[ToolSpec]) -> list[ToolModel]:
         prefixes = {name: cfg.prefix for name, cfg in self.config.servers.items() if cfg.prefix}
         try:
-            return build_tool_models(self.shapes.apply(specs), prefixes=prefixes, reserved=self._reserved)
+            return build_tool_models(
+                self.shapes.apply(specs), check=ArgumentValidator, prefixes=prefixes, reserved=self._reserved
+            )
         except ToolNameCollisionError as exc:
             raise collision_in_config(exc, self.config) from None
 

@@ -46,6 +46,8 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
+echo "== import contracts"
+.venv/bin/lint-imports --no-cache
 echo "== jest (the extension's own tests)"
 (cd labextension && PATH="$PWD/../.venv/bin:$PATH" jlpm test)
 echo "== pytest"

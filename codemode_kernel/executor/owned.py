@@ -29,6 +29,7 @@ from ..approvals import ApprovalCheck
 from ..calllog import ToolCallRecord
 from ..core.errors import ToolNameCollisionError
 from ..core.toolspec import ToolSpec
+from ..hub.validation import ArgumentValidator
 from ..typegen import ToolModel, build_tool_models
 from .replay import ReplayBook
 from .result import PendingCall
@@ -127,7 +128,7 @@ def owned_models(
     """
     if not tools:
         return []
-    models = build_tool_models([t.spec for t in tools], reserved=reserved)
+    models = build_tool_models([t.spec for t in tools], check=ArgumentValidator, reserved=reserved)
     servers = frozenset(taken)
     clashes = [m for m in models if m.function_name in servers]
     if clashes:

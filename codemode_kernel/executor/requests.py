@@ -36,7 +36,7 @@ from ..core.errors import (
 )
 from ..core.toolspec import ToolSpec
 from ..hub import ToolHub
-from ..typegen.validation import ArgumentValidator
+from ..hub.validation import ArgumentValidator
 from ..worker.protocol import (
     ArtifactFrame,
     ArtifactResultFailed,

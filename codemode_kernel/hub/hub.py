@@ -28,13 +28,13 @@ from ..calllog import CallLog, CallRecord
 from ..config import ServerConfig
 from ..core.errors import ServerError, ToolArgumentError, ToolError, ToolTimeoutError, UnknownToolError
 from ..core.toolspec import ToolSpec
-from ..typegen import ArgumentValidator
 from .connection import ProgressCallback, ServerConnection, ServerState
 from .loop import LoopThread, blocking
 from .output_check import OutputChecks
 from .server_requests import AskContext
 from .startup import ServerStartup
 from .stdio_reader import REFUSED_BY_TRANSPORT, take_transport_warnings
+from .validation import ArgumentValidator
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "DEFAULT_START_WAIT", "ServerStatus", "ToolHub"]
 

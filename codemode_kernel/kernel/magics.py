@@ -20,6 +20,7 @@ from ..core.errors import CodeModeCellError
 from ..core.limits import TimeoutValueError, check_timeout
 from ..executor import ExecutionResult, Executor
 from ..executor.owned import OwnedTool
+from ..hub.validation import ArgumentValidator
 from ..toolbox import RESERVED_NAMES
 from ..typegen import ToolModel, build_tool_models, render_signature
 from ..typegen.text import summary
@@ -367,7 +368,7 @@ def _signatures(models: list[ToolModel]) -> list[str]:
 def _notebook_models(tools: KernelTools) -> list[ToolModel]:
     """The notebook's own tools (``@codemode.tool``) as programs see them."""
     specs = [tool.spec for tool in tools.owned_tools()]
-    return build_tool_models(specs, reserved=RESERVED_NAMES) if specs else []
+    return build_tool_models(specs, check=ArgumentValidator, reserved=RESERVED_NAMES) if specs else []
 
 
 def _searchable(model: ToolModel) -> str:

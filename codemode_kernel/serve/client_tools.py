@@ -31,6 +31,7 @@ from ..core.toolspec import ToolSpec
 from ..executor import ExecutionResult
 from ..executor.owned import OwnedTool, answered, call_result
 from ..executor.result import ErrorRecord, PendingCall
+from ..hub.validation import ArgumentValidator
 from ..toolbox import RESERVED_NAMES
 from ..typegen import build_tool_models
 
@@ -215,7 +216,7 @@ def error_hint(error: ErrorRecord, run: ClientRun) -> str:
         specs = [tool.spec for tool in run.tools]
         renamed = [
             f"{m.spec.name} is {m.function_name}"
-            for m in build_tool_models(specs, reserved=RESERVED_NAMES)
+            for m in build_tool_models(specs, check=ArgumentValidator, reserved=RESERVED_NAMES)
             if m.function_name != m.spec.name and f"'{m.spec.name}'" in message
         ]
         if renamed:

@@ -6,14 +6,25 @@ One :class:`ToolModel` per tool, built once by :func:`build_tool_models`, feeds 
 - :func:`make_signature`, :func:`make_docstring`, :func:`bind_arguments`: the runtime function's face
   and how a call becomes the wire arguments dict; :func:`make_tool_function` (and its async twin) puts
   them together into the function, given where its calls go;
-- :func:`validate_arguments` / :class:`ArgumentValidator`: jsonschema checks on the raw input schema.
+Standard library only, including what functions import: a worker imports it (a contract in pyproject.toml
+says so, checked by ``lint-imports``). Checking arguments against the raw input schema needs jsonschema
+and is the kernel's (``hub.validation``): a model is given the check (``check=``) and names only its face,
+:class:`InputCheck`.
 
 What JSON Schema says and Python types cannot is typed ``Any`` and listed in ``ToolModel.warnings``;
 no schema makes any of this raise (docs/typegen.md has the mapping rules).
 """
 
 from .function import make_async_tool_function, make_tool_function
-from .model import Param, ToolModel, build_tool_model, build_tool_models, renamed_warning
+from .model import (
+    InputCheck,
+    InputCheckFactory,
+    Param,
+    ToolModel,
+    build_tool_model,
+    build_tool_models,
+    renamed_warning,
+)
 from .naming import assign_function_names, assign_parameter_names, function_name, parameter_name, type_name
 from .pytypes import (
     AnyType,
@@ -29,15 +40,15 @@ from .pytypes import (
 )
 from .signature import bind_arguments, make_docstring, make_signature, runtime_annotation
 from .stubs import render_signature, render_stubs
-from .validation import ArgumentValidator, validate_arguments
 
 __all__ = [
     "AnyType",
-    "ArgumentValidator",
     "ClassRef",
     "ClassType",
     "DictType",
     "Field",
+    "InputCheck",
+    "InputCheckFactory",
     "ListType",
     "LiteralType",
     "Param",
@@ -61,5 +72,4 @@ __all__ = [
     "render_stubs",
     "runtime_annotation",
     "type_name",
-    "validate_arguments",
 ]

@@ -5,16 +5,24 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.toolspec import ToolSpec
 from .naming import assign_function_names, assign_parameter_names, function_name, type_name
 from .pytypes import AnyType, ClassType, Field, JsonScalar, PyType, accepts_none
 from .schema import becomes_class, merge_all_of, resolve_pointer
 from .translate import ClassNames, SchemaTranslator
-from .validation import ArgumentValidator
 
-__all__ = ["Param", "ToolModel", "build_tool_model", "build_tool_models", "inferred_note", "mark_inferred"]
+__all__ = [
+    "InputCheck",
+    "InputCheckFactory",
+    "Param",
+    "ToolModel",
+    "build_tool_model",
+    "build_tool_models",
+    "inferred_note",
+    "mark_inferred",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,38 @@ class Param:
 _ANY = AnyType()
 
 
+class InputCheck(Protocol):
+    """A compiled check of one tool's input schema: what a model reads of it and keeps.
+
+    The kernel's is ``hub.validation.ArgumentValidator`` (jsonschema). typegen names only this face, so
+    a worker, which builds its tools from the nullability the kernel found, never loads jsonschema.
+    """
+
+    warning: str | None
+    """What to tell the logs about the schema (validation off, or a reference that failed), or None."""
+    problem: str | None
+    """Why validation is off for the tool, or None."""
+
+    def accepts_null(self, schema: Any) -> bool | None:
+        """Whether a part of the input schema accepts null; None when nobody can tell."""
+
+    def validate(self, arguments: Mapping[str, Any]) -> None:
+        """Check wire arguments; raises ``ToolArgumentError`` naming the field."""
+
+
+class InputCheckFactory(Protocol):
+    """Builds a tool's :class:`InputCheck` (``hub.validation.ArgumentValidator`` is one)."""
+
+    def __call__(
+        self,
+        spec: ToolSpec,
+        *,
+        function_name: str | None = ...,
+        parameter_names: Mapping[str, str] | None = ...,
+    ) -> InputCheck:
+        """The check of ``spec``'s input schema; messages name ``function_name`` and the Python names."""
+
+
 @dataclass(frozen=True)
 class ToolModel:
     """Everything code mode knows about one tool's Python face, from one translation of its schemas.
@@ -63,7 +103,7 @@ class ToolModel:
     kwargs_name: str | None = None
     kwargs_type: PyType = _ANY
     warnings: tuple[str, ...] = ()
-    validator: ArgumentValidator | None = field(default=None, repr=False, compare=False)
+    validator: InputCheck | None = field(default=None, repr=False, compare=False)
     renamed_from: str | None = None
     """The name the tool would have had, when that is one code mode defines itself (``parallel``)."""
 
@@ -159,7 +199,7 @@ def _join_alternatives(schema: dict[str, Any], root: Any) -> dict[str, Any]:
     return {**joined, **_join_extras(usable)}
 
 
-def _null_as_extra_key(root: Any, name: str, validator: ArgumentValidator) -> bool:
+def _null_as_extra_key(root: Any, name: str, validator: InputCheck) -> bool:
     """Whether a top-level alternative that does not declare ``name`` takes it, as an extra key, as null.
 
     Such a None is valid through that alternative even when those that declare ``name`` refuse it, so the
@@ -246,17 +286,20 @@ def build_tool_model(
     spec: ToolSpec,
     function_name: str,
     *,
+    check: InputCheckFactory | None,
     taken_type_names: Collection[str] = (),
     nullable: Collection[str] | None = None,
 ) -> ToolModel:
     """Translate a tool's schemas once into its ToolModel, under the given function name.
 
     Never raises for a bad schema: what cannot be translated is typed ``Any`` and listed in
-    ``warnings``, and an input schema jsonschema cannot compile switches off validation (also a warning).
+    ``warnings``, and an input schema ``check`` cannot compile switches off validation (also a warning).
     ``taken_type_names`` are class names other tools already use (see :func:`build_tool_models`).
-    ``nullable`` (wire names), when given, says which parameters accept null, as a model built by the
-    kernel found (:attr:`ToolModel.nullable`): no validator is built then. A worker process builds its
-    tool functions that way, without importing jsonschema; the kernel validates every call.
+    Which parameters accept null: ``nullable`` (wire names), when given, says so, as a model built by the
+    kernel found (:attr:`ToolModel.nullable`); a worker process builds its tool functions that way, with
+    no ``check``, and the kernel validates every call. Otherwise ``check`` (the kernel's
+    ``hub.validation.ArgumentValidator``) is built and asked, and the model keeps it as ``validator``;
+    with neither, the types decide.
     """
     stem = type_name(function_name)
     roots = ClassNames(taken_type_names)
@@ -275,12 +318,14 @@ def build_tool_model(
     extra = (translator.extra_type(schema, "", stem, 0) or AnyType()) if _accepts_extra(schema) else None
     python_names = assign_parameter_names([f.wire_name for f in fields])
     kwargs_name = assign_parameter_names(["kwargs"], taken=python_names.values())["kwargs"]
-    validator: ArgumentValidator | None = None
+    validator: InputCheck | None = None
     if nullable is not None:
         known = frozenset(nullable)
         params = [_param(f, python_names[f.wire_name], f.wire_name in known) for f in fields]
+    elif check is None:
+        params = [_param(f, python_names[f.wire_name], None) for f in fields]
     else:
-        validator = ArgumentValidator(spec, function_name=function_name, parameter_names=python_names)
+        validator = check(spec, function_name=function_name, parameter_names=python_names)
         properties = schema.get("properties")
         property_schemas: dict[str, Any] = properties if isinstance(properties, dict) else {}
         params = [
@@ -396,10 +441,14 @@ def renamed_warning(model: ToolModel, plain: str) -> str:
 def build_tool_models(
     specs: Iterable[ToolSpec],
     *,
+    check: InputCheckFactory | None,
     prefixes: Mapping[str, str] | None = None,
     reserved: Collection[str] = (),
 ) -> list[ToolModel]:
     """Name every tool (see :func:`assign_function_names`) and build its model, in the order given.
+
+    ``check`` finds which parameters accept null and is kept as each model's validator (the kernel passes
+    ``hub.validation.ArgumentValidator``; None: the types decide, see :func:`build_tool_model`).
 
     The ``<Tool>Input`` / ``<Tool>Output`` names of one tool are kept clear of every other tool's (and
     of the function names), so they are the names the stubs use. Nested class names may repeat across
@@ -416,7 +465,7 @@ def build_tool_models(
     taken: set[str] = set(names.values())
     models: list[ToolModel] = []
     for spec in spec_list:
-        model = build_tool_model(spec, names[(spec.server, spec.name)], taken_type_names=taken)
+        model = build_tool_model(spec, names[(spec.server, spec.name)], check=check, taken_type_names=taken)
         plain = function_name(spec.name, (prefixes or {}).get(spec.server, ""))
         if plain != model.function_name:
             model = replace(

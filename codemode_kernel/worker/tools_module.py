@@ -181,6 +181,7 @@ def _model(descriptor: dict[str, Any]) -> ToolModel:
             inferred_calls=descriptor.get("inferred_calls") or 0,
         ),
         descriptor["function_name"],
+        check=None,  # the kernel found which parameters accept null, and checks every call
         nullable=descriptor.get("nullable") or (),
     )
 

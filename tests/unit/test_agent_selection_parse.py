@@ -12,6 +12,7 @@ from codemode_kernel.agent import AgentOptions, build_toolset, compact_listing, 
 from codemode_kernel.agent.selection import select_tools
 from codemode_kernel.config import CodeModeSettings
 from codemode_kernel.core.toolspec import ToolSpec
+from codemode_kernel.hub.validation import ArgumentValidator
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer
 from codemode_kernel.typegen import ToolModel, build_tool_models
@@ -22,7 +23,7 @@ SPECS = [ToolSpec.from_wire("github", t) for t in json.loads(GITHUB.read_text(en
 
 @pytest.fixture(scope="module")
 def github() -> list[ToolModel]:
-    return build_tool_models(SPECS)
+    return build_tool_models(SPECS, check=ArgumentValidator)
 
 
 @pytest.mark.parametrize(
@@ -58,7 +59,9 @@ def test_an_answer_naming_no_tool_is_none(github: list[ToolModel], answer: str) 
 def web() -> list[ToolModel]:
     """Tools named like ordinary words (``search``, ``fetch``) beside one named like a function."""
     names = ["search", "fetch", "read", "web_scrape"]
-    return build_tool_models([ToolSpec.from_wire("web", {"name": n, "inputSchema": {}}) for n in names])
+    return build_tool_models(
+        [ToolSpec.from_wire("web", {"name": n, "inputSchema": {}}) for n in names], check=ArgumentValidator
+    )
 
 
 @pytest.mark.parametrize(

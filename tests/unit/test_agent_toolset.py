@@ -9,6 +9,7 @@ import pytest
 from codemode_kernel.agent import EXECUTE_PYTHON, AgentOptions, build_toolset
 from codemode_kernel.config import CodeModeSettings
 from codemode_kernel.core.toolspec import ToolSpec
+from codemode_kernel.hub.validation import ArgumentValidator
 from codemode_kernel.typegen import build_tool_models
 
 WEATHER = ToolSpec(
@@ -31,7 +32,7 @@ WEATHER = ToolSpec(
 )
 CITY = ToolSpec(server="weather", name="get_city", description="Get current city location")
 SPECS = [WEATHER, CITY, ToolSpec(server="files", name="read-file", description="Read a file")]
-MODELS = build_tool_models(SPECS)
+MODELS = build_tool_models(SPECS, check=ArgumentValidator)
 
 
 def test_code_mode_offers_execute_python_with_typed_stubs() -> None:
@@ -85,7 +86,12 @@ def test_a_tool_the_worker_lacks_is_offered_as_an_ordinary_tool() -> None:
 
 def test_classic_mode_offers_every_tool_under_a_name_providers_accept() -> None:
     specs = [*SPECS, ToolSpec(server="other", name="get_city"), ToolSpec(server="x", name="do it!")]
-    toolset = build_toolset(build_tool_models(SPECS), specs, CodeModeSettings(enabled=False), AgentOptions())
+    toolset = build_toolset(
+        build_tool_models(SPECS, check=ArgumentValidator),
+        specs,
+        CodeModeSettings(enabled=False),
+        AgentOptions(),
+    )
     assert not toolset.code_mode and toolset.execute_python is None
     names = [d.name for d in toolset.definitions]
     assert names == ["get_weather", "get_city", "read-file", "other__get_city", "do_it_"]

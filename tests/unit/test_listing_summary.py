@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from codemode_kernel.agent import compact_listing
 from codemode_kernel.core.toolspec import ToolSpec
+from codemode_kernel.hub.validation import ArgumentValidator
 from codemode_kernel.typegen import build_tool_models
 from codemode_kernel.typegen.text import summary
 
@@ -27,7 +28,9 @@ Args:
 
 def listed(description: str) -> str:
     """The summary the compact listing gives a tool with this description."""
-    (model,) = build_tool_models([ToolSpec(server="sheet", name="read_range", description=description)])
+    (model,) = build_tool_models(
+        [ToolSpec(server="sheet", name="read_range", description=description)], check=ArgumentValidator
+    )
     line = compact_listing([model]).splitlines()[1]
     return line.split("  # ", 1)[1] if "  # " in line else ""
 

@@ -30,6 +30,7 @@ from codemode_kernel.agent import AgentOptions, build_toolset
 from codemode_kernel.config import CodeModeSettings
 from codemode_kernel.core.results import ToolResult, decode_result
 from codemode_kernel.core.toolspec import ToolSpec
+from codemode_kernel.hub.validation import ArgumentValidator
 from codemode_kernel.typegen import build_tool_models, make_docstring
 
 TRICKY = [
@@ -109,7 +110,7 @@ def description_for(schema: dict[str, Any]) -> str:
 
 def description_for_specs(specs: list[ToolSpec]) -> str:
     """The ``execute_python`` description, with the tools as stubs."""
-    models = build_tool_models(specs)
+    models = build_tool_models(specs, check=ArgumentValidator)
     toolset = build_toolset(models, specs, CodeModeSettings(), AgentOptions(listing="stubs"))
     assert toolset.execute_python is not None
     return toolset.execute_python.description
@@ -244,7 +245,9 @@ def test_a_dunder_named_field_is_never_taken_for_a_protocol_method() -> None:
 def test_the_docstring_marks_the_fields_read_by_subscript() -> None:
     schema = {"type": "object", "properties": {"values": {"type": "string"}, "rows": {"type": "integer"}}}
     doc = make_docstring(
-        build_tool_models([ToolSpec(server="s", name="read_range", output_schema=schema)])[0]
+        build_tool_models(
+            [ToolSpec(server="s", name="read_range", output_schema=schema)], check=ArgumentValidator
+        )[0]
     )
     values_line = next(line for line in doc.splitlines() if line.strip().startswith("values ("))
     rows_line = next(line for line in doc.splitlines() if line.strip().startswith("rows ("))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from codemode_kernel.core.toolspec import ToolSpec
+from codemode_kernel.hub.validation import ArgumentValidator
 from codemode_kernel.typegen import ToolModel, build_tool_models
 from codemode_kernel.typegen.search import DEFAULT_LIMIT, MAX_LIMIT, rank_tools, words
 
@@ -17,7 +18,7 @@ GITHUB = Path(__file__).resolve().parent.parent / "fixtures" / "github_tools.jso
 @pytest.fixture(scope="module")
 def github() -> list[ToolModel]:
     tools = json.loads(GITHUB.read_text(encoding="utf-8"))["tools"]
-    return build_tool_models([ToolSpec.from_wire("github", tool) for tool in tools])
+    return build_tool_models([ToolSpec.from_wire("github", tool) for tool in tools], check=ArgumentValidator)
 
 
 def _names(models: list[ToolModel], query: str, limit: int = DEFAULT_LIMIT) -> list[str]:

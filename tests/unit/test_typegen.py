@@ -14,9 +14,9 @@ import pytest
 import codemode_kernel.typegen as typegen
 from codemode_kernel.core.errors import ToolArgumentError
 from codemode_kernel.core.toolspec import ToolSpec
+from codemode_kernel.hub.validation import ArgumentValidator, validate_arguments
 from codemode_kernel.typegen import (
     AnyType,
-    ArgumentValidator,
     ClassType,
     ToolModel,
     bind_arguments,
@@ -26,7 +26,6 @@ from codemode_kernel.typegen import (
     make_signature,
     render_signature,
     render_stubs,
-    validate_arguments,
 )
 
 # The two tools of the Go design's example, as a server would list them.
@@ -96,7 +95,7 @@ def get_city() -> GetCityOutput:
 @pytest.fixture
 def weather_models() -> list[ToolModel]:
     specs = [ToolSpec.from_wire("weather", GET_WEATHER), ToolSpec.from_wire("weather", GET_CITY)]
-    return build_tool_models(specs, reserved=("execute_python",))
+    return build_tool_models(specs, reserved=("execute_python",), check=ArgumentValidator)
 
 
 def model_for(
@@ -111,7 +110,7 @@ def model_for(
     spec = ToolSpec(
         "srv", "t", description=description, input_schema={**schema, **extra}, output_schema=output
     )
-    return build_tool_model(spec, "t")
+    return build_tool_model(spec, "t", check=ArgumentValidator)
 
 
 def signature_of(prop: Any, *, required: bool = True, **extra: Any) -> str:
@@ -188,7 +187,7 @@ def test_tool_without_output_schema_returns_any_with_a_note() -> None:
 
 def test_stubs_group_tools_by_server() -> None:
     specs = [ToolSpec("b", "one"), ToolSpec("a", "two"), ToolSpec("b", "three")]
-    source = render_stubs(build_tool_models(specs))
+    source = render_stubs(build_tool_models(specs, check=ArgumentValidator))
     assert source.index("# --- server: b ---") < source.index("def one(")
     assert source.index("def three(") < source.index("# --- server: a ---") < source.index("def two(")
 
@@ -472,7 +471,7 @@ def test_input_root_forms() -> None:
             "$defs": {"Args": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}},
         },
     )
-    assert render_signature(build_tool_model(by_ref, "r")) == "r(q: str) -> Any"
+    assert render_signature(build_tool_model(by_ref, "r", check=ArgumentValidator)) == "r(q: str) -> Any"
     alternatives = ToolSpec(
         "s",
         "a",
@@ -485,13 +484,15 @@ def test_input_root_forms() -> None:
             ],
         },
     )
-    model = build_tool_model(alternatives, "a")
+    model = build_tool_model(alternatives, "a", check=ArgumentValidator)
     assert render_signature(model) == "a(common: int, *, a: str | None = None, b: str | None = None) -> Any"
     assert any("alternatives" in w for w in model.warnings)
 
 
 def test_input_schema_that_is_not_an_object_takes_no_parameters() -> None:
-    model = build_tool_model(ToolSpec("s", "n", input_schema={"type": "string"}), "n")
+    model = build_tool_model(
+        ToolSpec("s", "n", input_schema={"type": "string"}), "n", check=ArgumentValidator
+    )
     assert render_signature(model) == "n() -> Any"
     assert any("not an object schema" in w for w in model.warnings)
 
@@ -545,7 +546,8 @@ def test_same_defs_in_two_tools_are_defined_once() -> None:
     other = {"type": "object", "properties": {"item": {"$ref": "#/$defs/Item"}}, "required": ["item"]}
     other["$defs"] = {"Item": {"type": "object", "properties": {"name": {"type": "string"}}}}
     models = build_tool_models(
-        [ToolSpec("s", "a", input_schema=item, output_schema=item), ToolSpec("s", "b", input_schema=other)]
+        [ToolSpec("s", "a", input_schema=item, output_schema=item), ToolSpec("s", "b", input_schema=other)],
+        check=ArgumentValidator,
     )
     source = render_stubs(models, input_types=False)
     assert source.count("class Item(TypedDict") == 1
@@ -594,7 +596,7 @@ def test_descriptions_and_names_cannot_inject_code() -> None:
         input_schema=schema,
         output_schema=schema,
     )
-    models = build_tool_models([spec])
+    models = build_tool_models([spec], check=ArgumentValidator)
     for input_types in (True, False):
         source = render_stubs(models, input_types=input_types)
         assert_inert(source)
@@ -606,7 +608,9 @@ def test_deep_nesting_is_capped() -> None:
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(3000):
         schema = {"type": "object", "properties": {"x": schema}, "required": ["x"]}
-    model = build_tool_model(ToolSpec("s", "deep", input_schema=schema, output_schema=schema), "deep")
+    model = build_tool_model(
+        ToolSpec("s", "deep", input_schema=schema, output_schema=schema), "deep", check=ArgumentValidator
+    )
     assert any("nested too deeply" in w for w in model.warnings)
     source = render_stubs([model])
     assert_inert(source)
@@ -641,7 +645,7 @@ def test_garbage_schemas_never_crash() -> None:
     ]
     for i, schema in enumerate(garbage):
         spec = ToolSpec("s", f"g{i}", input_schema=schema, output_schema=schema)
-        model = build_tool_model(spec, f"g{i}")
+        model = build_tool_model(spec, f"g{i}", check=ArgumentValidator)
         assert_inert(render_stubs([model]))
         make_signature(model)
         make_docstring(model)
@@ -779,11 +783,13 @@ def test_none_valid_through_another_alternatives_extra_keys_is_sent() -> None:
     declares = {"properties": {"q": {"type": "string"}, "class_": {"type": "string"}}}
     open_ended = {"properties": {"q": {"type": "string"}}, "additionalProperties": True}
     schema = {"type": "object", "anyOf": [declares, open_ended]}
-    model = build_tool_model(ToolSpec("s", "t", input_schema=schema), "t")
+    model = build_tool_model(ToolSpec("s", "t", input_schema=schema), "t", check=ArgumentValidator)
     assert send(model, class_=None) == {"class_": None}
     assert send(model, q=None) == {}  # no alternative takes a null q: None still means "not given"
     closed = {**open_ended, "additionalProperties": False}
-    strict = build_tool_model(ToolSpec("s", "t", input_schema={"anyOf": [declares, closed]}), "t")
+    strict = build_tool_model(
+        ToolSpec("s", "t", input_schema={"anyOf": [declares, closed]}), "t", check=ArgumentValidator
+    )
     assert send(strict, class_=None) == {}
 
 
@@ -798,7 +804,11 @@ def test_top_level_alternatives_that_take_extra_keys_give_kwargs() -> None:
         },
     ]
     for key in ("anyOf", "oneOf"):
-        model = build_tool_model(ToolSpec("s", "t", input_schema={"type": "object", key: alternatives}), "t")
+        model = build_tool_model(
+            ToolSpec("s", "t", input_schema={"type": "object", key: alternatives}),
+            "t",
+            check=ArgumentValidator,
+        )
         assert (
             render_signature(model)
             == "t(*, name: str | None = None, id: int | None = None, **kwargs: Any) -> Any"
@@ -807,10 +817,14 @@ def test_top_level_alternatives_that_take_extra_keys_give_kwargs() -> None:
         assert send(model, id=3, **{"x-team": "core"}) == {"id": 3, "x-team": "core"}
         with pytest.raises(ToolArgumentError):  # validation still applies the exact rule
             send(model, id=3, colour="red")
-    typed = build_tool_model(ToolSpec("s", "t", input_schema={"oneOf": alternatives[1:]}), "t")
+    typed = build_tool_model(
+        ToolSpec("s", "t", input_schema={"oneOf": alternatives[1:]}), "t", check=ArgumentValidator
+    )
     assert render_signature(typed) == "t(id: int, **kwargs: str) -> Any"
     closed_alternative = {**alternatives[1], "patternProperties": {}}  # no pattern: no extra key either
-    closed = build_tool_model(ToolSpec("s", "t", input_schema={"anyOf": [closed_alternative]}), "t")
+    closed = build_tool_model(
+        ToolSpec("s", "t", input_schema={"anyOf": [closed_alternative]}), "t", check=ArgumentValidator
+    )
     assert closed.kwargs_name is None  # no alternative takes extra keys: a typo is still caught
     with pytest.raises(ToolArgumentError, match="unexpected keyword argument 'idd'"):
         send(closed, idd=3)
@@ -961,7 +975,7 @@ def test_validator_follows_dollar_schema() -> None:
 
 
 def test_validator_is_compiled_once(weather_models: list[ToolModel], monkeypatch: pytest.MonkeyPatch) -> None:
-    from codemode_kernel.typegen import validation
+    from codemode_kernel.hub import validation
 
     calls: list[object] = []
     monkeypatch.setattr(validation.ArgumentValidator, "__init__", lambda *a, **k: calls.append(a))

@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from codemode_kernel.core.toolspec import ToolSpec
-from codemode_kernel.typegen import ArgumentValidator, bind_arguments, build_tool_model
+from codemode_kernel.hub.validation import ArgumentValidator
+from codemode_kernel.typegen import bind_arguments, build_tool_model
 
 # A generated value schema: (schema the server sends, the same in standard JSON Schema, valid values).
 Value = tuple[dict[str, Any], dict[str, Any], st.SearchStrategy[Any]]
@@ -153,7 +154,7 @@ def test_every_valid_instance_passes_through_the_function_unchanged(
 ) -> None:
     schema, instance = case
     spec = ToolSpec("s", "t", input_schema=schema)
-    model = build_tool_model(spec, "t")
+    model = build_tool_model(spec, "t", check=ArgumentValidator)
     by_wire = {p.wire_name: p for p in model.params}
     by_name = {p.name: p for p in model.params}
     extras = {k: v for k, v in instance.items() if k not in by_wire}

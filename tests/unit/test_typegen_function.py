@@ -10,6 +10,7 @@ import pytest
 
 from codemode_kernel.core.errors import ToolArgumentError, ToolError
 from codemode_kernel.core.toolspec import ToolSpec
+from codemode_kernel.hub.validation import ArgumentValidator
 from codemode_kernel.typegen import (
     build_tool_model,
     make_async_tool_function,
@@ -34,7 +35,7 @@ SPEC = ToolSpec(
         "x-fastmcp-wrap-result": True,
     },
 )
-MODEL = build_tool_model(SPEC, "get_weather")
+MODEL = build_tool_model(SPEC, "get_weather", check=ArgumentValidator)
 
 
 def answer(arguments: dict[str, Any]) -> dict[str, Any]:

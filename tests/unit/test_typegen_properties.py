@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 
 from codemode_kernel.core.errors import ToolArgumentError, ToolNameCollisionError
 from codemode_kernel.core.toolspec import ToolSpec
+from codemode_kernel.hub.validation import ArgumentValidator, validate_arguments
 from codemode_kernel.typegen import (
     ToolModel,
     assign_function_names,
@@ -34,7 +35,6 @@ from codemode_kernel.typegen import (
     make_signature,
     render_signature,
     render_stubs,
-    validate_arguments,
 )
 
 PROPERTY_SETTINGS = settings(
@@ -205,7 +205,7 @@ def test_any_schema_gives_stubs_signature_and_validator(
     spec = ToolSpec(
         "srv", "tool", description=description, input_schema=input_schema, output_schema=output_schema
     )
-    model = build_tool_model(spec, "tool")
+    model = build_tool_model(spec, "tool", check=ArgumentValidator)
     for input_types in (True, False):
         assert_valid_source(render_stubs([model], input_types=input_types))
     signature = make_signature(model)
@@ -314,7 +314,7 @@ def test_valid_arguments_pass_validation_and_bind_round_trips(
     # JSON Schema's own quirks (1 == 1.0 == True in enum/const of different branches) can make a
     # generated value invalid; the oracle is jsonschema itself, which the validator must agree with.
     assume(_valid_under(schema, arguments))
-    model = build_tool_model(ToolSpec("s", "t", input_schema=schema), "t")
+    model = build_tool_model(ToolSpec("s", "t", input_schema=schema), "t", check=ArgumentValidator)
     validate_arguments(model, arguments)
     by_wire = {p.wire_name: p for p in model.params}
     kwargs = {by_wire[wire].name: value for wire, value in arguments.items()}
@@ -375,7 +375,7 @@ def test_validator_accepts_instances_from_hypothesis_jsonschema(
             assume(False)
         if data.draw(st.booleans()):
             arguments[name] = data.draw(strategy)
-    model = build_tool_model(ToolSpec("s", "t", input_schema=schema), "t")
+    model = build_tool_model(ToolSpec("s", "t", input_schema=schema), "t", check=ArgumentValidator)
     validate_arguments(model, arguments)
     assert_valid_source(render_stubs([model]))
 
@@ -420,7 +420,7 @@ def test_assigned_function_names_are_unique_or_the_collision_is_reported(
 ) -> None:
     specs = [ToolSpec(server, name) for server, name in dict.fromkeys(tools)]
     try:
-        models = build_tool_models(specs, prefixes=prefixes, reserved=("parallel",))
+        models = build_tool_models(specs, prefixes=prefixes, reserved=("parallel",), check=ArgumentValidator)
     except ToolNameCollisionError as exc:
         assert exc.tools and all(t in str(exc) for t in exc.tools)
         with pytest.raises(ToolNameCollisionError):

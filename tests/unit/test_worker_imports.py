@@ -2,6 +2,9 @@
 
 Checked in a fresh interpreter, as the zygote starts: importing ``codemode_kernel.worker.zygote`` imports
 the root package too, so a root that imported everything would put the whole kernel stack in every worker.
+What the worker's side may import at all, also inside functions, is a contract lint-imports checks
+(test_import_contracts.py); this test sees what is loaded, which also keeps heavy standard modules
+(asyncio, ssl, hashlib) out of a worker that does not use them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """Argument validation with ``jsonschema`` against the tool's raw input schema, before anything is sent.
 
+Kernel only: the hub checks every call with it, and the kernel's type models hold one (``check=`` of
+``typegen.build_tool_models``, which finds with it which parameters accept null). typegen names only its
+face (``typegen.model.InputCheck``), so a worker, which builds its tools from the kernel's findings, never
+loads jsonschema.
+
 Validation reads the schema as the server sent it, not our translation, so a schema we could only type
 as ``Any`` is still checked exactly. Errors name the tool, the field as the caller wrote it
 (``items[2].name``) and what was expected, because the reader is often an LLM that will retry.
@@ -17,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolArgumentError
 from ..core.toolspec import ToolSpec
-from .text import clip
+from ..typegen.text import clip
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-    from .model import ToolModel
+    from ..typegen.model import ToolModel
 
 __all__ = ["ArgumentValidator", "validate_arguments"]
 
@@ -66,8 +71,8 @@ class ArgumentValidator:
         """Why validation is off (``inputSchema cannot be used for validation (...)``), or None."""
         self._validator: Validator | None = None
         schema = spec.input_schema
-        # Imported here: jsonschema and its format checkers are a large import, which the kernel pays
-        # once and a worker process (which only binds arguments) never.
+        # Imported here: jsonschema and its format checkers are a large import, paid with the first
+        # tool's model rather than when the hub is imported.
         from jsonschema import Draft202012Validator
         from jsonschema.validators import validator_for
 
