@@ -10,18 +10,19 @@ the loop kept the whole as an artifact, how to read it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..budget import value_cut_note
 from ..core.results import error_message
 from ..executor import ExecutionResult
+from ..executor.value_text import value_text
 from ..worker.source import format_error_text
 
 __all__ = ["ResultText", "execution_text", "failure_text", "tool_result_text"]
 
 _MARKER_ROOM = 240
+_IMAGE_HINT = " (store_artifact() it to keep it; you cannot see it)"
 _STATUS_HINTS = {
     "error": "fix the program and call execute_python again",
     "timeout": "what it printed before the deadline is above; make it faster or pass a longer timeout",
@@ -96,7 +97,7 @@ def execution_text(result: ExecutionResult) -> ResultText:
     if result.value is not None:
         value = value_text(result.value)
         if value:
-            body.append(_line(f"value: {value}"))
+            body.append(_line(f"value: {value}{_IMAGE_HINT * (result.value['kind'] == 'image')}"))
     tail = []
     if result.output_truncated:
         tail.append("[the program printed more than the executor keeps; the rest of its output is lost]\n")
@@ -120,23 +121,6 @@ def _status_line(result: ExecutionResult) -> str:
         return f"[timeout: stopped after {result.timeout_s:g} s, {counted}; {_STATUS_HINTS['timeout']}]\n"
     hint = _STATUS_HINTS.get(result.status, "")
     return f"[{result.status} after {seconds:.2f} s, {counted}" + (f"; {hint}]\n" if hint else "]\n")
-
-
-def value_text(envelope: Mapping[str, Any]) -> str:
-    """A value envelope as one short text: JSON on one line, text as is, other kinds described."""
-    kind = envelope.get("kind")
-    if kind == "text":
-        return str(envelope.get("text", ""))
-    if kind == "json":
-        data = envelope.get("data")
-        return "" if data is None else json.dumps(data, ensure_ascii=False, default=str)
-    if kind == "repr":
-        return str(envelope.get("repr", ""))
-    if kind == "table":
-        return f"<table: {envelope.get('row_count', '?')} rows, columns {envelope.get('columns')}>"
-    if kind == "image":
-        return f"<image {envelope.get('mime_type', '')}: store_artifact() it to keep it; you cannot see it>"
-    return f"<{kind} value>"
 
 
 def tool_result_text(result: dict[str, Any], *, artifact_id: str | None = None) -> ResultText:

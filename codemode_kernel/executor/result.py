@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypedDict
 
@@ -101,6 +100,7 @@ def format_result_text(result: ExecutionResult, *, output: bool = True) -> str:
     terminal showed it as it came), not the note that it was cut.
     """
     from ..budget import value_cut_note
+    from .value_text import value_text
 
     parts = []
     if output and result.stdout:
@@ -114,7 +114,7 @@ def format_result_text(result: ExecutionResult, *, output: bool = True) -> str:
             "store_artifact(data) in the program keeps large data whole]\n"
         )
     if result.value is not None:
-        text = _value_text(result.value)
+        text = value_text(result.value)
         if text:
             parts.append(text + "\n")
         parts.append(value_cut_note(result.value))
@@ -130,20 +130,3 @@ def format_result_text(result: ExecutionResult, *, output: bool = True) -> str:
         f"[{result.status} in {result.duration_ms / 1000:.2f} s, {calls} tool call{'s' * (calls != 1)}]\n"
     )
     return "".join(parts)
-
-
-def _value_text(envelope: ValueEnvelope | Mapping[str, Any]) -> str:
-    kind = envelope.get("kind")
-    if kind == "text":
-        return str(envelope.get("text", ""))
-    if kind == "json":
-        import json
-
-        return "" if envelope.get("data") is None else json.dumps(envelope.get("data"), ensure_ascii=False)
-    if kind == "repr":
-        return str(envelope.get("repr", ""))
-    if kind == "table":
-        return f"<table: {envelope.get('row_count', '?')} rows, columns {envelope.get('columns')}>"
-    if kind == "image":
-        return f"<image {envelope.get('mime_type', '')}>"
-    return f"<{kind}>"

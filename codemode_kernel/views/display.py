@@ -8,12 +8,12 @@ the HTML, because JupyterLab trusts live outputs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from html import escape as esc
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..executor import ExecutionResult
+from ..executor.value_text import value_text
 from .asked import asked_text
 from .markdown import NO_TEX_CLASS
 from .render import (
@@ -26,7 +26,6 @@ from .render import (
     status_badge,
     value_html,
 )
-from .table_text import table_text
 
 if TYPE_CHECKING:
     from ..agent import AgentResult
@@ -48,6 +47,8 @@ HTML_CALLS = 200
 """Calls the HTML fallback lists; the rest are counted. A frontend parses all of a ``text/html`` output even
 when it draws another type (JupyterLab's HTML parser took most of a 10,000-call notebook's opening), and the
 trace type and ``%codemode history`` keep every call."""
+TEXT_BUDGET = 2000
+"""Characters of a value the text reading shows (a table: the rows that fit); the trace type has it all."""
 _CALL_VOLATILE = ("id", "started", "duration_ms", "execution_id", "result_file", "artifact_id")
 _ARTIFACT_VOLATILE = ("id", "created", "execution_id")
 
@@ -149,7 +150,7 @@ def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
     calls = len(result.tool_calls)
     lines = [f"codemode: {result.status}, {calls} tool call{'s' * (calls != 1)}{_REPLAYED * replayed}"]
     if result.value is not None and result.value != {"kind": "json", "data": None}:
-        lines.append(f"value: {_value_text(result.value)}")
+        lines.append(f"value: {value_text(result.value, TEXT_BUDGET, quoted=True)}")
     lines.extend(_approval_lines(result.tool_calls))
     lines.extend(_progress_lines(result.tool_calls))
     lines.extend(_per_call_lines(result.tool_calls, "asked", asked_text, 10, "asked back"))
@@ -199,21 +200,6 @@ def _artifact_text(artifact: Mapping[str, Any]) -> str:
     description = f", {artifact['description']}" if artifact.get("description") else ""
     name = artifact.get("name") or "(unnamed)"
     return f"{name} ({artifact.get('type')}, {artifact.get('size')} bytes{description})"
-
-
-def _value_text(envelope: Mapping[str, Any], limit: int = 2000) -> str:
-    kind = envelope.get("kind")
-    if kind == "json":
-        text = json.dumps(envelope.get("data"), ensure_ascii=False, sort_keys=False)
-    elif kind == "text":
-        text = repr(envelope.get("text", ""))
-    elif kind == "repr":
-        text = str(envelope.get("repr", ""))
-    elif kind == "table":
-        return table_text(envelope)  # bounded by its rows, columns and cells: never cut mid-line
-    else:
-        text = f"<{kind}>"
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _error_text(error: Mapping[str, Any]) -> str:

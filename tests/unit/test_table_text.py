@@ -1,24 +1,29 @@
-"""A table value's text/plain: the first rows, aligned as pandas prints them, bounded in every direction."""
+"""A table value's text: the rows under their column names, aligned as pandas prints them.
+
+A reader with a budget (a notebook's ``text/plain``) gets a preview bounded in every direction; a reader
+without one (``codemode run``, the agent, which cut to budgets of their own) gets every row, whole.
+"""
 
 from __future__ import annotations
 
-from codemode_kernel.views.table_text import MAX_CELL, MAX_COLUMNS, MAX_ROWS, table_text
+from codemode_kernel.executor.value_text import MAX_CELL, MAX_COLUMNS, MAX_ROWS, table_text, value_text
 from codemode_kernel.worker.values import encode_value
+
+PREVIEW = 2000
 
 
 def test_records_show_as_rows_under_their_column_names() -> None:
     envelope = encode_value(
         [{"city": "Oslo", "temp": 6.1, "dry": True}, {"city": "Lima", "temp": 17.9, "dry": False}]
     )
-    assert table_text(envelope) == (
-        "table, 2 rows × 3 columns\n   city  temp    dry\n0  Oslo   6.1   True\n1  Lima  17.9  False"
-    )
+    expected = "table, 2 rows × 3 columns\n   city  temp    dry\n0  Oslo   6.1   True\n1  Lima  17.9  False"
+    assert table_text(envelope, PREVIEW) == table_text(envelope) == expected
 
 
-def test_a_wide_table_of_long_cells_stays_bounded() -> None:
+def test_a_wide_table_of_long_cells_stays_bounded_in_a_preview() -> None:
     columns = [f"column_{i}" for i in range(MAX_COLUMNS + 4)]
     rows = [{c: "x" * 200 for c in columns} for _ in range(MAX_ROWS * 3)]
-    text = table_text(encode_value(rows))
+    text = table_text(encode_value(rows), 100_000)
     lines = text.splitlines()
     assert (
         lines[0] == f"table, {MAX_ROWS * 3} rows × {MAX_COLUMNS + 4} columns (the first {MAX_COLUMNS} shown)"
@@ -28,6 +33,32 @@ def test_a_wide_table_of_long_cells_stays_bounded() -> None:
     assert max(len(line) for line in lines) < MAX_COLUMNS * (MAX_CELL + 2) + 4
 
 
+def test_a_preview_shows_the_rows_that_fit_its_budget_and_counts_the_rest() -> None:
+    envelope = encode_value([{"n": i, "name": f"row number {i}"} for i in range(50)])
+    text = table_text(envelope, 120)
+    assert len(text) <= 120, text
+    lines = text.splitlines()
+    assert lines[0] == "table, 50 rows × 2 columns" and lines[1].split() == ["n", "name"]
+    shown = len(lines) - 3
+    assert 0 < shown < MAX_ROWS and lines[-1] == f"… {50 - shown} more rows"
+    assert lines[2].split() == ["0", "0", "row", "number", "0"]
+
+
+def test_without_a_budget_every_row_and_cell_is_whole() -> None:
+    long = "https://example.org/" + "a" * 100
+    envelope = encode_value([{"n": i, "url": long} for i in range(MAX_ROWS * 3)])
+    lines = table_text(envelope).splitlines()
+    assert len(lines) == 2 + MAX_ROWS * 3
+    assert lines[-1].split() == [str(MAX_ROWS * 3 - 1), str(MAX_ROWS * 3 - 1), long]
+
+
+def test_rows_the_worker_did_not_send_are_counted() -> None:
+    envelope = encode_value([{"n": i} for i in range(5000)], max_bytes=200)
+    sent = len(envelope["rows"])  # type: ignore[typeddict-item]
+    assert envelope["truncated"] and sent < 5000  # type: ignore[typeddict-item]
+    assert table_text(envelope).splitlines()[-1] == f"… {5000 - sent:,} more rows"
+
+
 def test_nested_cells_read_as_json_and_a_single_row_as_one() -> None:
     envelope = encode_value([{"name": "a\nb", "tags": ["x", "y"], "meta": {"k": None}}])
     assert table_text(envelope).splitlines() == [
@@ -35,3 +66,13 @@ def test_nested_cells_read_as_json_and_a_single_row_as_one() -> None:
         "   name        tags         meta",
         '0   a b  ["x", "y"]  {"k": null}',
     ]
+
+
+def test_every_kind_of_value_reads_as_one_text() -> None:
+    assert value_text(encode_value({"a": [1, 2]})) == '{"a": [1, 2]}'
+    assert value_text(encode_value(None)) == ""
+    assert value_text(encode_value("Oslo")) == "Oslo"
+    assert value_text(encode_value("Oslo"), quoted=True) == "'Oslo'"
+    assert value_text(encode_value(b"\x00" * 2048)) == "<bytes, 2,048 bytes>"
+    assert value_text(encode_value(list(range(1000))), 20) == "[0, 1, 2, 3, 4, 5, 6..."
+    assert value_text(encode_value(object())).startswith("<object object at")
