@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import queue
 import sys
 import threading
-import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from concurrent.futures import Future
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:  # a worker loads these (and logging, heapq) only for a program that uses them
+    from concurrent.futures import Future
+    from queue import SimpleQueue
 
 __all__ = [
     "ProgressHandler",
@@ -79,6 +80,8 @@ def notify(function: str, handler: ProgressHandler, update: ToolProgress) -> Non
     try:
         handler(update)
     except Exception:
+        import traceback  # loaded only when a callback failed
+
         print(f"{function}(): the on_progress callback failed (the call goes on):", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
 
@@ -108,7 +111,9 @@ def wait_reporting(
     ``report`` may be called from any thread; the updates reach ``handler`` in order, all before the
     answer. Interrupting the wait cancels the call's future.
     """
-    updates: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    from queue import SimpleQueue
+
+    updates: SimpleQueue[Any] = SimpleQueue()
     future = start(updates.put)
     future.add_done_callback(lambda _: updates.put(_DONE))
     try:
@@ -146,7 +151,9 @@ class ToolStream:
             raise TypeError("stream(): the stream is the progress; pass no on_progress")
         self._function, self._args, self._kwargs = function, args, kwargs
         self._wrap = wrap
-        self._updates: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        from queue import SimpleQueue
+
+        self._updates: SimpleQueue[Any] = SimpleQueue()
         self._outcome: tuple[bool, Any] | None = None
         self._thread: threading.Thread | None = None
         self._name = getattr(function, "__name__", "tool")

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import keyword
 import unicodedata
@@ -184,6 +183,8 @@ class Image(_Media):
     """An image a tool returned; shows itself in Jupyter and can be saved."""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        import base64  # here: a worker loads it only for a program that shows media
+
         return {self.mime_type: base64.b64encode(self.data).decode(), "text/plain": repr(self)}
 
     def __repr__(self) -> str:
@@ -195,6 +196,8 @@ class Audio(_Media):
     """An audio clip a tool returned; plays in Jupyter."""
 
     def _repr_html_(self) -> str:
+        import base64
+
         encoded = base64.b64encode(self.data).decode()
         mime = self.mime_type.replace('"', "")
         return f'<audio controls src="data:{mime};base64,{encoded}"></audio>'
@@ -268,14 +271,20 @@ def _maybe_json(text: str) -> Any:
     return text
 
 
+def _b64decode(data: Any) -> bytes:
+    import base64  # here: a worker loads it only for a result that carries bytes
+
+    return base64.b64decode(data)
+
+
 def _decode_block(block: dict[str, Any]) -> Any:
     kind = block.get("type")
     if kind == "text":
         return str(block.get("text", ""))
     if kind == "image":
-        return Image(base64.b64decode(block.get("data", "")), block.get("mimeType", "image/png"))
+        return Image(_b64decode(block.get("data", "")), block.get("mimeType", "image/png"))
     if kind == "audio":
-        return Audio(base64.b64decode(block.get("data", "")), block.get("mimeType", "audio/wav"))
+        return Audio(_b64decode(block.get("data", "")), block.get("mimeType", "audio/wav"))
     if kind == "resource":
         res = block.get("resource") or {}
         blob = res.get("blob")
@@ -283,7 +292,7 @@ def _decode_block(block: dict[str, Any]) -> Any:
             uri=str(res.get("uri", "")),
             mime_type=res.get("mimeType"),
             text=res.get("text"),
-            blob=base64.b64decode(blob) if isinstance(blob, str) else None,
+            blob=_b64decode(blob) if isinstance(blob, str) else None,
         )
     if kind == "resource_link":
         return ResourceLink(

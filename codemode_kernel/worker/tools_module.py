@@ -14,7 +14,6 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..core.errors import ArtifactError, CodeModeError, LLMError, UnknownToolError
@@ -247,6 +246,8 @@ def _parallel(runtime: ToolRuntime) -> Callable[..., list[Any]]:
                 return exc
             finally:
                 order.hand(None)
+
+        from concurrent.futures import ThreadPoolExecutor  # with logging: loaded by the programs that use it
 
         workers = min(len(calls), max_workers or _MAX_PARALLEL_THREADS)
         previous = threading.stack_size(_THREAD_STACK_BYTES)

@@ -21,9 +21,6 @@ because the envelope comes from untrusted code.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import datetime
 import importlib
 import keyword
 import math
@@ -229,9 +226,11 @@ class _Converter:
         """A table cell that is not plain JSON: dates as ISO text, NaT/NA as None, else (lenient) repr."""
         if type(value).__name__ in ("NaTType", "NAType"):  # pandas' missing values (NaT is a datetime)
             return None
-        if isinstance(value, datetime.date | datetime.time):
+        # A date exists only once its module is loaded: a worker does not load it for every program.
+        datetime = sys.modules.get("datetime")
+        if datetime is not None and isinstance(value, datetime.date | datetime.time):
             return self._string(value.isoformat())
-        if isinstance(value, datetime.timedelta):
+        if datetime is not None and isinstance(value, datetime.timedelta):
             return self._string(str(value))
         if self.exact:
             raise _NotData(f"the {_type_name(value)} at {self.where()} is not table data")
@@ -316,7 +315,7 @@ def _bytes_envelope(data: bytes, max_bytes: int | None) -> BytesEnvelope:
     if max_bytes is not None and len(data) > max_bytes:
         data = data[:max_bytes]
         envelope["truncated"] = True
-    envelope["data"] = base64.b64encode(data).decode("ascii")
+    envelope["data"] = _b64encode(data)
     return envelope
 
 
@@ -441,7 +440,7 @@ def _image_envelope(value: Any, max_bytes: int) -> ImageEnvelope | ReprEnvelope 
     if len(data) > max_bytes:
         text = f"<{mime_type} image of {len(data)} bytes, larger than the {max_bytes}-byte limit>"
         return {"kind": "repr", "repr": text, "type": _type_name(value), "truncated": True, "size": len(data)}
-    return {"kind": "image", "mime_type": mime_type, "data": base64.b64encode(data).decode("ascii")}
+    return {"kind": "image", "mime_type": mime_type, "data": _b64encode(data)}
 
 
 def _image_data(value: Any) -> tuple[bytes, str] | None:
@@ -456,7 +455,7 @@ def _image_data(value: Any) -> tuple[bytes, str] | None:
         out = render(value)
         out = out[0] if type(out) is tuple and out else out
         if type(out) is str:  # IPython's convention: text output of an image method is base64
-            out = base64.b64decode(out)
+            out = _b64decode(out, validate=False)
         if type(out) is bytes and out:
             return out, mime
     return None
@@ -596,10 +595,23 @@ def _typed(envelope: dict[str, Any], field: str, kind: type[Any]) -> Any:
 
 
 def _base64(envelope: dict[str, Any]) -> bytes:
+    data = _typed(envelope, "data", str)
     try:
-        return base64.b64decode(_typed(envelope, "data", str), validate=True)
-    except binascii.Error as exc:
+        return _b64decode(data, validate=True)
+    except ValueError as exc:  # binascii.Error
         raise ValueError(f"{envelope['kind']} envelope: 'data' is not base64 ({exc})") from None
+
+
+def _b64encode(data: bytes) -> str:
+    import base64  # here: only the programs that pass bytes or images load it
+
+    return base64.b64encode(data).decode("ascii")
+
+
+def _b64decode(text: str, *, validate: bool) -> bytes:
+    import base64
+
+    return base64.b64decode(text, validate=validate)
 
 
 def _checked_json(value: Any, where: str, depth: int) -> Any:
@@ -794,7 +806,7 @@ def encode_artifact(value: Any) -> ValueEnvelope:
     found = _image_data(value)
     if found is not None:
         data, mime_type = found
-        return {"kind": "image", "mime_type": mime_type, "data": base64.b64encode(data).decode("ascii")}
+        return {"kind": "image", "mime_type": mime_type, "data": _b64encode(data)}
     raise TypeError(
         f"cannot store a {_type_name(value)} as an artifact ({reason}); supported: {_SUPPORTED_ARTIFACTS}"
     )

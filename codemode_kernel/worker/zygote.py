@@ -28,7 +28,6 @@ import signal
 import socket
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -141,6 +140,8 @@ def _child(
         runtime.channel = channel
         serve_programs(channel, runtime)
     except BaseException:
+        import traceback  # loaded only when a worker fails
+
         traceback.print_exc(file=sys.__stderr__)
         code = 70
     finally:
