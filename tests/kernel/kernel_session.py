@@ -132,6 +132,45 @@ class Kernel:
         return Reply(content["status"], content, messages, time.monotonic() - started, questions)
 
 
+def shell_reply(kernel: Kernel, msg_id: str, timeout: float = 30) -> dict[str, Any]:
+    """The shell channel's reply to ``msg_id`` (earlier replies, if any, are passed over)."""
+    while True:
+        reply: dict[str, Any] = kernel.client.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply
+
+
+def execute_until_printed(kernel: Kernel, code: str, printed: str, timeout: float = 60) -> str:
+    """Start ``code`` without waiting for it; its msg_id once its stdout has shown ``printed``.
+
+    What a person sees before pressing stop: the cell is under way. Its other messages are passed over.
+    """
+    msg_id = kernel.client.execute(code)
+    deadline = time.monotonic() + timeout
+    text = ""
+    while printed not in text:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{printed!r} never printed; got {text!r}"
+        msg = kernel.client.get_iopub_msg(timeout=left)
+        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+            text += msg["content"]["text"]
+    return msg_id
+
+
+def run_and_interrupt(
+    kernel: Kernel, code: str, started: str, *, pause: float = 0.0
+) -> tuple[dict[str, Any], float]:
+    """Run ``code``, interrupt it once it printed ``started`` (and ``pause`` seconds passed); the execute
+    reply's content and how long it came after the interrupt."""
+    msg_id = execute_until_printed(kernel, code, started)
+    if pause:
+        time.sleep(pause)
+    kernel.manager.interrupt_kernel()  # from this thread: jupyter_core's run_sync keeps a loop per thread
+    interrupted = time.monotonic()
+    reply = shell_reply(kernel, msg_id)
+    return reply["content"], time.monotonic() - interrupted
+
+
 def start_kernel(
     jupyter_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch, *, connection_file: Path | None = None
 ) -> Kernel:

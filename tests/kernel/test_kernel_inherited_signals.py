@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_session import Kernel, start_kernel
-from test_kernel_protocol import OSLO_NOW, OSLO_NOW_SHOWN, run_and_interrupt
+from kernel_session import Kernel, run_and_interrupt, start_kernel
+from test_kernel_protocol import OSLO_NOW, OSLO_NOW_SHOWN
 
 from codemode_kernel.executor import DEFAULT_GRACE
 
