@@ -140,21 +140,17 @@ def shell_reply(kernel: Kernel, msg_id: str, timeout: float = 30) -> dict[str, A
             return reply
 
 
-def execute_until_printed(kernel: Kernel, code: str, printed: str, timeout: float = 60) -> str:
-    """Start ``code`` without waiting for it; its msg_id once its stdout has shown ``printed``.
-
-    What a person sees before pressing stop: the cell is under way. Its other messages are passed over.
-    """
-    msg_id = kernel.client.execute(code)
+def wait_for_printed(client: BlockingKernelClient, msg_id: str, printed: str, timeout: float = 60) -> None:
+    """Wait until the cell ``msg_id`` has shown ``printed`` on stdout: what a person sees before pressing
+    stop. Its other messages, and other cells', are passed over."""
     deadline = time.monotonic() + timeout
     text = ""
     while printed not in text:
         left = deadline - time.monotonic()
         assert left > 0, f"{printed!r} never printed; got {text!r}"
-        msg = kernel.client.get_iopub_msg(timeout=left)
+        msg = client.get_iopub_msg(timeout=left)
         if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
             text += msg["content"]["text"]
-    return msg_id
 
 
 def run_and_interrupt(
@@ -162,7 +158,8 @@ def run_and_interrupt(
 ) -> tuple[dict[str, Any], float]:
     """Run ``code``, interrupt it once it printed ``started`` (and ``pause`` seconds passed); the execute
     reply's content and how long it came after the interrupt."""
-    msg_id = execute_until_printed(kernel, code, started)
+    msg_id = kernel.client.execute(code)
+    wait_for_printed(kernel.client, msg_id, started)
     if pause:
         time.sleep(pause)
     kernel.manager.interrupt_kernel()  # from this thread: jupyter_core's run_sync keeps a loop per thread

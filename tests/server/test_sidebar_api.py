@@ -19,6 +19,8 @@ import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
 from lab_session import Lab
 
+from tests.kernel.kernel_session import wait_for_printed
+
 TRACE_MIME = "application/vnd.codemode.trace.v1+json"
 API = "/codemode/api/kernels"
 PROGRAM = (
@@ -238,13 +240,14 @@ def test_a_json_artifact_is_shown_inline_or_downloaded(
 def test_the_api_answers_within_a_second_while_a_cell_runs(
     lab: Lab, kernel_id: str, client: BlockingKernelClient, cell_run: dict[str, Any]
 ) -> None:
-    msg_id = client.execute("%%codemode --timeout 60\nimport time\ntime.sleep(6)\n'slept'")
+    code = "%%codemode --timeout 60\nimport time\nprint('sleeping', flush=True)\ntime.sleep(6)\n'slept'"
+    msg_id = client.execute(code)
+    wait_for_printed(client, msg_id, "sleeping")  # the program is in its sleep
     wait_for(
         lambda: call(lab, "GET", f"/api/kernels/{kernel_id}").json()["execution_state"] == "busy",
         "the kernel to be busy",
         timeout=10,
     )
-    time.sleep(0.5)  # well inside the program's sleep
     for endpoint in ("state", "history", "artifacts"):
         answer = call(lab, "GET", f"{API}/{kernel_id}/{endpoint}")
         assert answer.status == 200 and answer.seconds < 1.0, (endpoint, answer.seconds)
