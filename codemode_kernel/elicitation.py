@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from .core.errors import QuestionRefused
+
 __all__ = [
     "MAX_FIELDS",
     "Answer",
@@ -59,10 +61,6 @@ _FORMATS = {
 
 OptionStyle = Literal["enum", "enumNames", "oneOf", "anyOf"]
 """How a schema lists a field's choices (SEP-1330)."""
-
-
-class QuestionRefused(ValueError):
-    """The server's question cannot be asked (a schema outside what the spec allows, or too large)."""
 
 
 @dataclass(frozen=True)

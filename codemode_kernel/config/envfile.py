@@ -9,19 +9,12 @@ from __future__ import annotations
 
 import re
 
+from ..core.errors import EnvFileError
+
 __all__ = ["EnvFileError", "parse_env_file"]
 
 _LINE = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(.*)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "$": "$"}
-
-
-class EnvFileError(ValueError):
-    """A line of an env file cannot be read; ``line`` counts from 1 (the line's text is not kept: secrets)."""
-
-    def __init__(self, message: str, *, line: int, fix: str):
-        self.line = line
-        self.fix = fix
-        super().__init__(f"line {line}: {message}")
 
 
 def parse_env_file(text: str) -> dict[str, str]:

@@ -7,6 +7,11 @@ Catch broad, recover narrow::
     │   ├── UntrustedConfigError    a project file would start commands and is not trusted yet
     │   └── ServerToolCollisionError  (also a ToolNameCollisionError) configured servers' tools share a name
     ├── ToolNameCollisionError      two tools (or a tool and a reserved name) map to one function name
+    ├── EnvFileError                a line of an env file cannot be read (the ConfigError names the file)
+    ├── TimeoutValueError           a timeout is not a number of seconds within limits.TIMEOUT_RANGE
+    ├── PendingFileError            a ``codemode run --pending --answers`` file cannot be used
+    ├── ClientToolsError            what a ``codemode serve`` client sent with its tools cannot be used
+    ├── QuestionRefused             a server's question (elicitation) cannot be asked or answered so
     ├── ServerError                 an MCP server could not start, died, or answered nonsense
     │   ├── SignInRequired          a remote server wants its user to sign in (``codemode login NAME``)
     │   └── SignInFailed            signing in to a remote server did not work
@@ -36,7 +41,7 @@ Catch broad, recover narrow::
             └── FrameTooLarge       a message is larger than one frame may be
 
 Every message says what went wrong and what to do about it, so it can be shown to a user (or a model)
-as is.
+as is. The five from EnvFileError to QuestionRefused are bad input, and ``ValueError``s too.
 """
 
 from __future__ import annotations
@@ -50,16 +55,20 @@ __all__ = [
     "ArtifactNotFoundError",
     "CellError",
     "ChannelClosed",
+    "ClientToolsError",
     "CodeModeCellError",
     "CodeModeError",
     "CodeSyntaxError",
     "ConfigError",
+    "EnvFileError",
     "FrameTooLarge",
     "LLMAuthError",
     "LLMError",
     "LLMModelNotFoundError",
     "LLMUnreachableError",
+    "PendingFileError",
     "ProtocolError",
+    "QuestionRefused",
     "SandboxError",
     "ServerBusyError",
     "ServerError",
@@ -67,6 +76,7 @@ __all__ = [
     "SessionLimitError",
     "SignInFailed",
     "SignInRequired",
+    "TimeoutValueError",
     "ToolArgumentError",
     "ToolError",
     "ToolNameCollisionError",
@@ -261,6 +271,34 @@ class ServerBusyError(CodeModeError):
 
 class SessionLimitError(CodeModeError):
     """A new ``codemode serve`` session would pass ``maxSessions``; an idle one must expire or end first."""
+
+
+class EnvFileError(CodeModeError, ValueError):
+    """A line of an env file cannot be read; ``line`` counts from 1 (the line's text is not kept: secrets)."""
+
+    def __init__(self, message: str, *, line: int, fix: str):
+        self.line = line
+        self.fix = fix
+        super().__init__(f"line {line}: {message}")
+
+
+class TimeoutValueError(CodeModeError, ValueError):
+    """A timeout someone asked for is not a number of seconds within ``limits.TIMEOUT_RANGE``."""
+
+
+class PendingFileError(CodeModeError, ValueError):
+    """An answers file that cannot be used: the message names the file, the place and the fix."""
+
+
+class ClientToolsError(CodeModeError, ValueError):
+    """What the client sent cannot be used; the message names the field (``tools[1].name``) and the fix."""
+
+
+class QuestionRefused(CodeModeError, ValueError):
+    """A server's question cannot be asked (its schema is outside the spec's subset, or too large).
+
+    Also raised when an answer does not fit the question: the message names the field.
+    """
 
 
 class ToolsUnavailable(CodeModeError):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+from .errors import TimeoutValueError
+
 __all__ = [
     "DEFAULT_GRACE",
     "DEFAULT_SESSION_IDLE",
@@ -54,10 +56,6 @@ MAX_GRACE = 60.0
 DEFAULT_SESSION_IDLE = 600.0
 """Seconds a session (globals kept between runs) may go without a run before its worker is ended: a
 worker per forgotten session would otherwise live as long as the kernel."""
-
-
-class TimeoutValueError(ValueError):
-    """A timeout someone asked for is not a number of seconds within ``TIMEOUT_RANGE``."""
 
 
 def check_timeout(value: object, *, field: str = "timeout") -> float:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calllog import ToolCallRecord
+from ..core.errors import PendingFileError
 from .owned import answered, call_result
 from .result import ExecutionResult, PendingCall
 
@@ -28,10 +29,6 @@ _HOW = (
     "the program gets as a ToolError) in each pending call, save this, and run again with --pending "
     "--answers FILE."
 )
-
-
-class PendingFileError(ValueError):
-    """An answers file that cannot be used: the message names the file, the place and the fix."""
 
 
 def pending_state(result: ExecutionResult, program: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import Any
 import jsonschema
 
 from ..calllog import ToolCallRecord
+from ..core.errors import ClientToolsError
 from ..core.limits import TimeoutValueError, check_timeout
 from ..core.toolspec import ToolSpec
 from ..executor import ExecutionResult
@@ -75,10 +76,6 @@ _KEEP = ("seq", "server", "tool", "arguments", "status", "result", "error", "art
 """What the next round's replay reads from a call record; the rest (timings, ids) is left out of the state."""
 _PASS_BACK = "pass back the `resume` object of the pending result exactly as it came"
 _DIVERGED = "replay diverged"
-
-
-class ClientToolsError(ValueError):
-    """What the client sent cannot be used; the message names the field (``tools[1].name``) and the fix."""
 
 
 @dataclass(frozen=True)
