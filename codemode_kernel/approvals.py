@@ -31,6 +31,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .core.records import ApprovalRecord
 from .core.toolspec import ToolSpec
 from .elicitation import LineElicitor
 
@@ -114,14 +115,14 @@ class Decision:
     message: str = ""
     """For a denial: the ToolError message the program gets, when the default one would not say why."""
 
-    def to_json(self, reason: str, origin: Origin = "program") -> dict[str, Any]:
+    def to_json(self, reason: str, origin: Origin = "program") -> ApprovalRecord:
         """The record's ``approval``: the decision, who made it, its scope, why it was asked, and for whom.
 
         ``origin`` is left out for a program's call (the record as it was before other callers were asked
         about, which saved notebooks and the sidebar hold), and said for every other.
         """
-        decision = "allowed" if self.allowed else "denied"
-        record = {"decision": decision, "by": self.by, "scope": self.scope, "reason": reason}
+        decision: Literal["allowed", "denied"] = "allowed" if self.allowed else "denied"
+        record = ApprovalRecord(decision=decision, by=self.by, scope=self.scope, reason=reason)
         if origin != "program":
             record["origin"] = origin
         return record

@@ -18,10 +18,11 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any
 
 from .artifacts import ArtifactStore
 from .core.errors import ArtifactError
+from .core.records import ApprovalRecord, CallProgress, CallStatus, ToolCallRecord
 
 __all__ = [
     "DEFAULT_ARTIFACT_THRESHOLD",
@@ -35,55 +36,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CallStatus = Literal[
-    "running", "ok", "tool_error", "invalid_arguments", "timeout", "cancelled", "server_error", "denied"
-]
-"""``ok`` answered; ``tool_error`` the server reported isError; ``invalid_arguments`` refused before
-sending; ``timeout`` the per-call timeout fired; ``cancelled`` the caller gave up (interrupt);
-``server_error`` the connection or the protocol failed; ``denied`` it needed approval and did not get it
-(nothing was sent)."""
-
 _PREVIEW_CHARS = 2000
 DEFAULT_ARTIFACT_THRESHOLD = 64 * 1024
 """Bytes of JSON above which a tool result is stored as an artifact (``codeMode.artifactThresholdBytes``)."""
-
-
-class ToolCallRecord(TypedDict):
-    """One tool call of the execution, as the call log recorded it (``CallRecord.to_json()``)."""
-
-    id: str
-    server: str
-    tool: str
-    arguments: dict[str, Any]
-    started: float
-    """When it started (``time.time()``)."""
-    status: CallStatus
-    duration_ms: float | None
-    result: dict[str, Any] | None
-    """The MCP CallToolResult as wire JSON; ``{"preview", "bytes"}`` when it went to an artifact."""
-    error: str | None
-    warnings: list[str]
-    artifact_id: str | None
-    """The artifact holding the whole result when it was too large for the record."""
-    execution_id: str | None
-    seq: int | None
-    """Its number in the execution, as the program issued it."""
-    approval: NotRequired[dict[str, Any] | None]
-    """For a call that needed approval: ``decision`` (allowed, denied), ``by``, ``scope``, ``reason``."""
-    progress: NotRequired[CallProgress | None]
-    """The server's progress notifications on the call: how many, and the last one."""
-    asked: NotRequired[list[dict[str, Any]]]
-    """What the server asked its client during the call (``hub/server_requests.py``): each a ``kind``
-    (``elicitation``, ``sampling``), the question and the answer."""
-
-
-class CallProgress(TypedDict):
-    """A call's progress as its server reported it: ``count`` notifications, the last one's values."""
-
-    count: int
-    progress: float
-    total: float | None
-    message: str | None
 
 
 @dataclass(frozen=True)
@@ -107,7 +62,7 @@ class CallRecord:
     seq: int | None = None
     """The call's number in its execution, as the program issued it (a parallel batch in submission order);
     None for calls made outside a program."""
-    approval: dict[str, Any] | None = None
+    approval: ApprovalRecord | None = None
     """For a call that needed approval (``approvals.py``): the decision, who made it, and why it was asked."""
     progress: CallProgress | None = None
     """The server's progress notifications so far (``CallLog.progress``); kept when the call ends."""
@@ -115,15 +70,28 @@ class CallRecord:
     """What the server asked during the call (elicitation, sampling) and the answers (``CallLog.asked``)."""
 
     def to_json(self) -> ToolCallRecord:
-        """A JSON-serialisable dict of every field."""
+        """The call's record (core/records.py's ``ToolCallRecord``): every field, as JSON."""
         # Shallow on purpose: arguments and results are JSON already, and asdict() deep-copies them.
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["warnings"] = list(self.warnings)
-        if self.asked:
-            data["asked"] = list(self.asked)
-        else:  # left out when nothing was asked: records stay as saved notebooks hold them
-            del data["asked"]
-        return cast(ToolCallRecord, data)
+        record = ToolCallRecord(
+            id=self.id,
+            server=self.server,
+            tool=self.tool,
+            arguments=self.arguments,
+            started=self.started,
+            status=self.status,
+            duration_ms=self.duration_ms,
+            result=self.result,
+            error=self.error,
+            warnings=list(self.warnings),
+            artifact_id=self.artifact_id,
+            execution_id=self.execution_id,
+            seq=self.seq,
+            approval=self.approval,
+            progress=self.progress,
+        )
+        if self.asked:  # left out when nothing was asked: records stay as saved notebooks hold them
+            record["asked"] = list(self.asked)
+        return record
 
 
 def call_order(record: CallRecord) -> tuple[bool, int, float]:

@@ -6,7 +6,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from ..worker.records import ArtifactMetadata
+from ..core.records import ArtifactMetadata
 
 __all__ = ["Artifact", "ArtifactInfo"]
 

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, TypedDict
+import copy
+from dataclasses import dataclass, field
+from typing import Any
 
-from ..calllog import ToolCallRecord
-from ..worker.records import ArtifactMetadata, ErrorRecord, ValueEnvelope
+from ..core.records import (
+    ArtifactMetadata,
+    ErrorRecord,
+    ExecutionRecord,
+    ExecutionStatus,
+    PendingCall,
+    ToolCallRecord,
+    ValueEnvelope,
+)
 
 __all__ = [
     "EXIT_CODES",
     "ArtifactMetadata",
     "ErrorRecord",
+    "ExecutionRecord",
     "ExecutionResult",
     "ExecutionStatus",
     "PendingCall",
@@ -20,23 +29,8 @@ __all__ = [
     "format_result_text",
 ]
 
-ExecutionStatus = Literal["ok", "error", "timeout", "crashed", "internal", "pending"]
-"""``ok`` the program finished; ``error`` it raised (the model can fix it); ``timeout`` it was stopped
-at its deadline; ``crashed`` the worker died (a signal, memory, ``os._exit``, a broken channel);
-``internal`` our own failure (an agent must stop); ``pending`` replay stopped at unanswered tool calls."""
-
 EXIT_CODES: dict[str, int] = {"ok": 0, "error": 1, "internal": 3, "timeout": 4, "crashed": 5, "pending": 6}
 """``codemode run`` exit codes by status (2 is the usage error)."""
-
-
-class PendingCall(TypedDict):
-    """A call a replay could not answer from its record (status ``pending``): who must run it, and how."""
-
-    server: str
-    tool: str
-    arguments: dict[str, Any]
-    seq: int | None
-    """The call's number in the run; its answer keeps it (``owned.answered``)."""
 
 
 @dataclass
@@ -88,9 +82,28 @@ class ExecutionResult:
         """The ``codemode run`` exit code for this status."""
         return EXIT_CODES[self.status]
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict of the whole record."""
-        return asdict(self)
+    def to_dict(self) -> ExecutionRecord:
+        """The run's record (``core/records.py``'s ``ExecutionRecord``): a JSON-serialisable copy of it all.
+
+        A deep copy, so a caller may change it without changing this result.
+        """
+        record = ExecutionRecord(
+            status=self.status,
+            execution_id=self.execution_id,
+            value=self.value,
+            error=self.error,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            output_truncated=self.output_truncated,
+            tool_calls=self.tool_calls,
+            artifacts=self.artifacts,
+            duration_ms=self.duration_ms,
+            timeout_s=self.timeout_s,
+            protections=self.protections,
+            pending_calls=self.pending_calls,
+            completed=self.completed,
+        )
+        return copy.deepcopy(record)
 
 
 def format_result_text(result: ExecutionResult, *, output: bool = True) -> str:

@@ -21,9 +21,10 @@ import re
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..atomic_file import write_atomically
+from ..core.records import KernelState, ServerEntry, ToolEntry
 from ..doctor import fix_for
 from ..hub import ServerStatus
 from ..typegen import LiteralType, ToolModel, make_docstring, render_signature
@@ -60,32 +61,32 @@ def state_file_name(kernel_id: str) -> str:
     return f"codemode-{kernel_id}.json"
 
 
-def server_entry(status: ServerStatus, signin_url: str | None = None) -> dict[str, Any]:
-    """One server as the sidebar shows it: state, tools, error and fix, the link of a sign-in waiting."""
-    return {
-        "name": status.name,
-        "state": status.state,
-        "transport": status.transport,
-        "tool_count": status.tools,
-        "error": "\n".join([status.error, *status.log_tail_lines("")]) if status.error else None,
-        "fix": fix_for(status) if status.error else None,
-        "signin_url": signin_url,
-    }
+def server_entry(status: ServerStatus, signin_url: str | None = None) -> ServerEntry:
+    """One server as the sidebar shows it (``core/records.py``'s ``ServerEntry``)."""
+    return ServerEntry(
+        name=status.name,
+        state=status.state,
+        transport=status.transport,
+        tool_count=status.tools,
+        error="\n".join([status.error, *status.log_tail_lines("")]) if status.error else None,
+        fix=fix_for(status) if status.error else None,
+        signin_url=signin_url,
+    )
 
 
-def tool_entry(model: ToolModel) -> dict[str, Any]:
-    """One tool as the sidebar shows it: its stub's ``def`` line, its docstring, schemas, a call to insert."""
+def tool_entry(model: ToolModel) -> ToolEntry:
+    """One tool as the sidebar shows it (``core/records.py``'s ``ToolEntry``)."""
     spec = model.spec
-    return {
-        "name": model.function_name,
-        "server": spec.server,
-        "tool": spec.name,
-        "signature": f"def {render_signature(model)}:",
-        "doc": make_docstring(model),
-        "input_schema": spec.input_schema,
-        "output_schema": spec.output_schema,
-        "call": example_call(model),
-    }
+    return ToolEntry(
+        name=model.function_name,
+        server=spec.server,
+        tool=spec.name,
+        signature=f"def {render_signature(model)}:",
+        doc=make_docstring(model),
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        call=example_call(model),
+    )
 
 
 def example_call(model: ToolModel) -> str:
@@ -112,9 +113,9 @@ class KernelStateFile:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._written: dict[str, Any] | None = None
+        self._written: KernelState | None = None
         self._tools_of: list[ToolModel] | None = None
-        self._tool_entries: list[dict[str, Any]] = []
+        self._tool_entries: list[ToolEntry] = []
 
     def start(self) -> None:
         """Write the file now, then keep it current on a daemon thread."""
@@ -135,8 +136,8 @@ class KernelStateFile:
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
-    def snapshot(self) -> dict[str, Any]:
-        """What the file holds now (without its ``updated`` time)."""
+    def snapshot(self) -> KernelState:
+        """What the file holds now (``core/records.py``'s ``KernelState``, without its ``updated`` time)."""
         tools = self.tools
         toolbox = tools.toolbox
         links = tools.signins.links()
@@ -146,22 +147,22 @@ class KernelStateFile:
         if models is not self._tools_of:  # the list is replaced whenever the tools change
             self._tool_entries = [tool_entry(m) for m in models]
             self._tools_of = models
-        return {
-            "version": STATE_VERSION,
-            "kernel_id": self.kernel_id,
-            "pid": os.getpid(),
-            "workspace": str(Path(tools.workspace).absolute()),
-            "problem": tools.problem,
-            "servers": servers,
-            "tools": self._tool_entries,
-        }
+        return KernelState(
+            version=STATE_VERSION,
+            kernel_id=self.kernel_id,
+            pid=os.getpid(),
+            workspace=str(Path(tools.workspace).absolute()),
+            problem=tools.problem,
+            servers=servers,
+            tools=self._tool_entries,
+        )
 
     def write(self) -> bool:
         """Write the file if what it would hold changed; True when it was written."""
         current = self.snapshot()
         if current == self._written and self.path.exists():
             return False
-        document = {**current, "updated": datetime.now(UTC).isoformat(timespec="milliseconds")}
+        document: KernelState = {**current, "updated": datetime.now(UTC).isoformat(timespec="milliseconds")}
         text = json.dumps(document, ensure_ascii=False, default=str)
         write_atomically(self.path, text)  # 0600, like every file mkstemp makes
         self._written = current

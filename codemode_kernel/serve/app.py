@@ -44,7 +44,7 @@ from .llm import model_answerer
 from .loglevel import LogLevels
 from .passthrough import passthrough_tools
 from .progress import ProgressRelay
-from .record import ExecutionRecord
+from .record import OUTPUT_RECORD
 from .refresh import ToolListRefresher
 from .reply import Finished, finish, reply
 from .resources import add_artifact_resources
@@ -123,7 +123,7 @@ def build_server(
         tools: Annotated[list[dict[str, Any]] | None, Field(description=TOOLS_PARAMETER)] = None,
         resume: Annotated[dict[str, Any] | None, Field(description=RESUME_PARAMETER)] = None,
         answers: Annotated[list[dict[str, Any]] | None, Field(description=ANSWERS_PARAMETER)] = None,
-    ) -> Annotated[CallToolResult, ExecutionRecord] | InputRequiredResult:
+    ) -> Annotated[CallToolResult, OUTPUT_RECORD] | InputRequiredResult:
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if modern and ctx.request_state is not None:  # a retry answering the run's approval question
             return await rounds.retry(ctx)

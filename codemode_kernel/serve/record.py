@@ -1,37 +1,90 @@
-"""The outputSchema of ``execute_python``: the ExecutionResult record as MCP structuredContent."""
+"""The outputSchema of ``execute_python``: the run's record (``core/records.py``) as MCP structuredContent.
 
-from __future__ import annotations
+The record is ``core.records.ExecutionRecord`` and the keys of a serve session; its schema is derived from
+those types, so a client can rely on the shape of every nested value, error, call and artifact.
+"""
 
-from typing import Any, Literal, TypedDict
+import functools
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
-__all__ = ["ExecutionRecord"]
+import typing_extensions
+from pydantic import TypeAdapter
+
+from ..core import records
+
+__all__ = ["OUTPUT_RECORD", "CutNote", "ExecutionRecord", "output_schema", "pydantic_readable"]
 
 
-class ExecutionRecord(TypedDict):
-    """One execution: ``ExecutionResult.to_dict()`` and its session, so clients can rely on its shape."""
+class CutNote(TypedDict):
+    """The text content was cut to the budget the description promises (``reply.py``)."""
 
-    status: Literal["ok", "error", "timeout", "crashed", "internal", "pending"]
-    execution_id: str
-    value: dict[str, Any] | None
-    error: dict[str, Any] | None
-    stdout: str
-    stderr: str
-    output_truncated: bool
-    tool_calls: list[dict[str, Any]]
-    """Every call (``calllog.ToolCallRecord``); one that needed approval has ``approval``: the decision, who
-    made it (``the client``, ``timeout``, ``nobody (...)``), its scope (``once``, ``session``) and why."""
-    artifacts: list[dict[str, Any]]
-    duration_ms: float
-    timeout_s: float
-    protections: list[str]
-    pending_calls: list[dict[str, Any]]
-    """The calls of the client's tools the program waits on (status ``pending``): id, seq, tool, arguments."""
+    characters: int
+    """How many characters the text left out."""
+    artifact: str | None
+    """The id of the artifact holding the whole output and value; None if it could not be stored."""
+    uri: str | None
+    """``artifact://<id>``, to read it as a resource."""
+
+
+class ExecutionRecord(records.ExecutionRecord):
+    """One execution: ``ExecutionResult.to_dict()`` and its session, so clients can rely on its shape.
+
+    Every call that needed approval has ``approval``: the decision, who made it (``the client``,
+    ``timeout``, ``nobody (...)``), its scope (``once``, ``session``) and why. With the client's own tools
+    (status ``pending``), ``pending_calls`` are the calls the program waits on, each with the ``id`` its
+    answer names.
+    """
+
     session: str | None
     """The session the program ran in (the name to pass next time), or None for a fresh process."""
     resume: dict[str, Any] | None
     """With status ``pending``: the state to pass back as ``resume`` with the answers (client_tools.py)."""
-    cut: dict[str, Any] | None
-    """When the text content was cut to the budget the description promises (``reply.py``): ``characters``
-    left out of it, and the ``artifact`` (its id; None if it could not be stored) and ``uri``
-    (``artifact://<id>``) holding the whole output and value. None when the text holds everything. (A plain
-    dict: the SDK cannot nest a TypedDict in the outputSchema on Python 3.11.)"""
+    cut: CutNote | None
+    """When the text content was cut to the budget; None when the text holds everything."""
+
+
+def pydantic_readable(hint: Any) -> Any:
+    """``hint`` with every stdlib ``TypedDict`` in it rebuilt as a ``typing_extensions`` one.
+
+    Why: pydantic refuses ``typing.TypedDict`` below Python 3.12, and the MCP SDK rebuilds only the
+    return type itself, not the records nested in it; core/records.py must stay standard library only.
+    """
+    if typing.is_typeddict(hint):
+        return _rebuilt(hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if not args or origin is Literal:
+        return hint
+    converted = tuple(pydantic_readable(arg) for arg in args)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[converted]  # noqa: UP007 (a runtime union of computed members)
+    return origin[converted]
+
+
+_MAKE_TYPEDDICT = cast("Callable[[str, dict[str, Any]], Any]", typing_extensions.TypedDict)
+"""The functional form, called with a name that is not a literal (which type checkers refuse)."""
+
+
+@functools.cache
+def _rebuilt(cls: Any) -> Any:
+    hints = typing.get_type_hints(cls)
+    items = {name: pydantic_readable(hint) for name, hint in hints.items()}
+    for name in cls.__optional_keys__:
+        items[name] = NotRequired[items[name]]
+    rebuilt = _MAKE_TYPEDDICT(cls.__name__, items)
+    for attr in ("__doc__", "__module__", "__qualname__"):
+        setattr(rebuilt, attr, getattr(cls, attr))
+    return rebuilt
+
+
+OUTPUT_RECORD: Any = pydantic_readable(ExecutionRecord)
+"""``ExecutionRecord`` as pydantic reads it: what ``execute_python``'s return annotation names, so the
+SDK publishes its schema as the outputSchema and checks each reply's structured content against it."""
+
+
+def output_schema() -> dict[str, Any]:
+    """The outputSchema ``execute_python`` publishes (pydantic's JSON Schema of ``ExecutionRecord``)."""
+    schema: dict[str, Any] = TypeAdapter(OUTPUT_RECORD).json_schema()
+    return schema

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from html import escape as esc
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from ..core.records import ArtifactIds, CallTimes, TraceArtifact, TraceCall, TraceMetadata, TraceRecord
 from ..executor import ExecutionResult
 from ..executor.value_text import value_text
 from .asked import asked_text
@@ -39,6 +40,7 @@ __all__ = [
     "result_text",
     "split_volatile",
     "stopped_bundle",
+    "trace_record",
 ]
 
 TRACE_MIME = "application/vnd.codemode.trace.v1+json"
@@ -49,8 +51,9 @@ when it draws another type (JupyterLab's HTML parser took most of a 10,000-call 
 trace type and ``%codemode history`` keep every call."""
 TEXT_BUDGET = 2000
 """Characters of a value the text reading shows (a table: the rows that fit); the trace type has it all."""
-_CALL_VOLATILE = ("id", "started", "duration_ms", "execution_id", "result_file", "artifact_id")
-_ARTIFACT_VOLATILE = ("id", "created", "execution_id")
+_CALL_VOLATILE = tuple(CallTimes.__annotations__)
+"""A call's keys that change from run to run (``core/records.py``): they go into the metadata."""
+_ARTIFACT_VOLATILE = tuple(ArtifactIds.__annotations__)
 
 
 class CellRun(Protocol):
@@ -112,21 +115,7 @@ def result_bundle(
 
     ``code``, the program as written, lets a renderer show the lines around an error.
     """
-    record = result.to_dict()
-    trace = {k: v for k, v in record.items() if k not in ("execution_id", "duration_ms", "protections")}
-    # The calls in the order the program made them (numbered by the worker, so parallel batches too are
-    # stable from run to run); the metadata keeps, call by call in that order, when each started and its id.
-    trace["tool_calls"], call_times = split_volatile(result.tool_calls)
-    trace["artifacts"], artifact_ids = split_volatile(result.artifacts, artifacts=True)
-    metadata = {
-        TRACE_MIME: {
-            "execution_id": result.execution_id,
-            "duration_ms": result.duration_ms,
-            "protections": result.protections,
-            "tool_calls": call_times,
-            "artifacts": artifact_ids,
-        }
-    }
+    trace, metadata = trace_record(result)
     if code is not None:
         trace["code"] = code
     if replayed:
@@ -136,7 +125,42 @@ def result_bundle(
         "text/html": _html(result, result.tool_calls, replayed=replayed),
         TRACE_MIME: trace,
     }
-    return data, metadata
+    return data, {TRACE_MIME: metadata}
+
+
+def trace_record(result: ExecutionResult) -> tuple[TraceRecord, TraceMetadata]:
+    """The trace MIME type's data and metadata (core/records.py's ``TraceRecord``, ``TraceMetadata``).
+
+    The run split into what reads the same every run (the data, which nbval compares) and what does not
+    (ids, timings, protections).
+
+    The calls are in the order the program made them (numbered by the worker, so parallel batches too are
+    stable from run to run); the metadata keeps, call by call in that order, when each started and its id.
+    """
+    record = result.to_dict()
+    calls, call_times = split_volatile(record["tool_calls"])
+    artifacts, artifact_ids = split_volatile(record["artifacts"], artifacts=True)
+    trace = TraceRecord(
+        status=record["status"],
+        value=record["value"],
+        error=record["error"],
+        stdout=record["stdout"],
+        stderr=record["stderr"],
+        output_truncated=record["output_truncated"],
+        tool_calls=cast(list[TraceCall], calls),
+        artifacts=cast(list[TraceArtifact], artifacts),
+        timeout_s=record["timeout_s"],
+        pending_calls=record["pending_calls"],
+        completed=record["completed"],
+    )
+    metadata = TraceMetadata(
+        execution_id=record["execution_id"],
+        duration_ms=record["duration_ms"],
+        protections=record["protections"],
+        tool_calls=cast(list[CallTimes], call_times),
+        artifacts=cast(list[ArtifactIds], artifact_ids),
+    )
+    return trace, metadata
 
 
 def stopped_bundle(calls: int) -> dict[str, str]:

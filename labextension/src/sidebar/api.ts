@@ -3,12 +3,14 @@
  *
  * The server reads what the kernel wrote into the workspace (`.codemode/`), so the sidebar works while a cell
  * runs and after a restart. Every answer is normalised here into the typed records below: the views can then
- * trust the field types (never the contents: every string is still untrusted text).
+ * trust the field types (never the contents: every string is still untrusted text). The keys read are those
+ * of the generated record types (`KernelState`, `ArtifactMetadata`...: codemode_kernel/core/records.py).
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { asList, asNumber, asObject } from '../common/values';
+import type { ArtifactMetadata, KernelState, ServerEntry, ToolEntry, Untrusted } from '../records.generated';
 
 /** One MCP server as the kernel's hub sees it. */
 export interface IServerInfo {
@@ -222,7 +224,7 @@ export class CodeModeClient {
 
 /** Turns a `state` answer into an IKernelState, tolerating missing or mistyped fields. */
 export function normalizeState(value: unknown): IKernelState {
-  const body = asRecord(value);
+  const body: Untrusted<KernelState> = asRecord(value);
   return {
     version: asNumber(body.version) ?? 0,
     kernelId: asString(body.kernel_id),
@@ -235,7 +237,7 @@ export function normalizeState(value: unknown): IKernelState {
 }
 
 function normalizeServer(value: unknown): IServerInfo {
-  const body = asRecord(value);
+  const body: Untrusted<ServerEntry> = asRecord(value);
   return {
     name: asString(body.name),
     state: asString(body.state),
@@ -258,7 +260,7 @@ export function webLink(text: string): string {
 }
 
 function normalizeTool(value: unknown): IToolInfo {
-  const body = asRecord(value);
+  const body: Untrusted<ToolEntry> = asRecord(value);
   return {
     name: asString(body.name),
     server: asString(body.server),
@@ -272,7 +274,7 @@ function normalizeTool(value: unknown): IToolInfo {
 }
 
 function normalizeArtifact(value: unknown): IArtifactInfo {
-  const body = asRecord(value);
+  const body: Untrusted<ArtifactMetadata> = asRecord(value);
   return {
     id: asString(body.id),
     name: asString(body.name),

@@ -4,10 +4,24 @@
  * Notebooks are edited by hand and by other tools, so any field may be missing or of the wrong type:
  * `parseTrace` never throws and keeps whatever is usable. The kernel keeps run-to-run stable fields in
  * the data and the volatile ones (ids, timings) in the metadata, call by call in the same index order;
- * here they are joined again.
+ * here they are joined again. The keys read are those of the generated record types
+ * (`TraceRecord`, `TraceMetadata`...: codemode_kernel/core/records.py), so a renamed key fails the build.
  */
 
 import { asList, asNumber, asObject, toJson } from '../common/values';
+import type {
+  ApprovalRecord,
+  ArtifactIds,
+  CallProgress,
+  CallTimes,
+  ErrorRecord,
+  PendingCall,
+  TraceArtifact,
+  TraceCall,
+  TraceMetadata,
+  TraceRecord,
+  Untrusted
+} from '../records.generated';
 
 /** The MIME type of a codemode trace. */
 export const TRACE_MIME = 'application/vnd.codemode.trace.v1+json';
@@ -29,12 +43,7 @@ export interface IProgress {
  * it was asked: `decision` is `allowed` or `denied`, `by` `the user`, `the client`, `timeout`, `nobody`...,
  * `scope` `once`, `kernel` or `session`.
  */
-export interface IApproval {
-  decision: string;
-  by: string;
-  scope: string;
-  reason: string;
-}
+export type IApproval = Record<Exclude<keyof ApprovalRecord, 'origin'>, string>;
 
 /** One tool call, data and metadata joined. */
 export interface ICall {
@@ -136,7 +145,7 @@ function unwrap(value: unknown): Record<string, unknown> | null {
 
 /** A record's `progress`, or null when it is missing or holds nothing usable. */
 export function parseProgress(value: unknown): IProgress | null {
-  const obj = asObject(value);
+  const obj: Untrusted<CallProgress> | null = asObject(value);
   if (!obj) {
     return null;
   }
@@ -153,7 +162,7 @@ export function parseProgress(value: unknown): IProgress | null {
 
 /** A record's `approval`, or null when it is missing or holds nothing usable. */
 export function parseApproval(value: unknown): IApproval | null {
-  const obj = asObject(value);
+  const obj: Untrusted<ApprovalRecord> | null = asObject(value);
   if (!obj) {
     return null;
   }
@@ -167,8 +176,8 @@ export function parseApproval(value: unknown): IApproval | null {
 }
 
 function parseCall(value: unknown, meta: unknown, index: number): ICall {
-  const call = asObject(value) ?? {};
-  const extra = asObject(meta) ?? {};
+  const call: Untrusted<TraceCall> = asObject(value) ?? {};
+  const extra: Untrusted<CallTimes> = asObject(meta) ?? {};
   const seq = asNumber(call.seq);
   const id = asText(extra.id);
   return {
@@ -211,7 +220,7 @@ export function sortCalls(calls: ICall[]): ICall[] {
 }
 
 function parseError(value: unknown): ITraceError | null {
-  const error = asObject(value);
+  const error: Untrusted<ErrorRecord> | null = asObject(value);
   if (!error) {
     return null;
   }
@@ -226,8 +235,8 @@ function parseError(value: unknown): ITraceError | null {
 }
 
 function parseArtifact(value: unknown, meta: unknown): IArtifact {
-  const artifact = asObject(value) ?? {};
-  const extra = asObject(meta) ?? {};
+  const artifact: Untrusted<TraceArtifact> = asObject(value) ?? {};
+  const extra: Untrusted<ArtifactIds> = asObject(meta) ?? {};
   return {
     id: asText(extra.id),
     name: asText(artifact.name),
@@ -242,8 +251,8 @@ function parseArtifact(value: unknown, meta: unknown): IArtifact {
 /** Read a trace from an output's data and metadata (either may be anything). */
 export function parseTrace(data: unknown, metadata?: unknown): ITrace {
   const trace = unwrap(data);
-  const meta = unwrap(metadata) ?? {};
-  const record = trace ?? {};
+  const meta: Untrusted<TraceMetadata> = unwrap(metadata) ?? {};
+  const record: Untrusted<TraceRecord> = trace ?? {};
   const metaCalls = asList(meta.tool_calls);
   const metaArtifacts = asList(meta.artifacts);
   const calls = asList(record.tool_calls).map((c, i) => parseCall(c, metaCalls[i], i));
@@ -266,7 +275,7 @@ export function parseTrace(data: unknown, metadata?: unknown): ITrace {
     calls: sortCalls(calls),
     artifacts: asList(record.artifacts).map((a, i) => parseArtifact(a, metaArtifacts[i])),
     pendingCalls: asList(record.pending_calls).map(p => {
-      const call = asObject(p) ?? {};
+      const call: Untrusted<PendingCall> = asObject(p) ?? {};
       return {
         server: asText(call.server),
         tool: asText(call.tool),
