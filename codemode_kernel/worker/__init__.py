@@ -5,7 +5,8 @@ package once, builds the ``tools`` module (``tools_module``) and forks a worker 
 sandbox (``sandbox``) and runs one program (``main``, ``source``, ``values``), talking to the kernel over
 its channel (``channel``, ``protocol``).
 
-Everything here imports only the standard library and the kernel's small stdlib-only pieces (errors,
-results, toolspec, typegen): a prepared worker must not carry the MCP SDK, pydantic or the hub. The
+Everything here imports only the standard library, ``codemode_kernel.core`` and ``codemode_kernel.typegen``
+(both standard library only), also inside functions: a prepared worker must not carry the MCP SDK,
+pydantic, jsonschema or the hub. ``lint-imports`` checks the rule (the contracts in pyproject.toml). The
 kernel's side of the boundary is ``codemode_kernel.executor`` (docs/architecture.md).
 """
