@@ -11,11 +11,10 @@ from collections.abc import Callable
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 import typing_extensions
-from pydantic import TypeAdapter
 
 from ..core import records
 
-__all__ = ["OUTPUT_RECORD", "CutNote", "ExecutionRecord", "output_schema", "pydantic_readable"]
+__all__ = ["OUTPUT_RECORD", "CutNote", "ExecutionRecord", "pydantic_readable"]
 
 
 class CutNote(TypedDict):
@@ -82,9 +81,3 @@ def _rebuilt(cls: Any) -> Any:
 OUTPUT_RECORD: Any = pydantic_readable(ExecutionRecord)
 """``ExecutionRecord`` as pydantic reads it: what ``execute_python``'s return annotation names, so the
 SDK publishes its schema as the outputSchema and checks each reply's structured content against it."""
-
-
-def output_schema() -> dict[str, Any]:
-    """The outputSchema ``execute_python`` publishes (pydantic's JSON Schema of ``ExecutionRecord``)."""
-    schema: dict[str, Any] = TypeAdapter(OUTPUT_RECORD).json_schema()
-    return schema
