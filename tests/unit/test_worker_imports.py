@@ -51,3 +51,13 @@ def test_the_worker_side_loads_no_kernel_stack(statement: str) -> None:
 def test_the_public_api_still_reaches_everything_on_first_use() -> None:
     loaded = modules_after("from codemode_kernel import Toolbox, Executor")
     assert {"mcp", "pydantic"} <= loaded
+
+
+ON_USE = ("concurrent", "logging", "queue", "traceback", "base64", "datetime", "asyncio")
+"""Standard modules a program loads when it uses them (parallel, progress, bytes, dates, an error): a
+prepared worker is forked with what the zygote imported, and each module here is one more in every worker."""
+
+
+def test_the_worker_side_leaves_what_programs_use_rarely_for_them_to_load() -> None:
+    loaded = modules_after("import codemode_kernel.worker.zygote, codemode_kernel.worker.main")
+    assert not loaded & set(ON_USE), sorted(loaded & set(ON_USE))
