@@ -290,9 +290,9 @@ class ExecutionRecord(_Outcome):
 
 
 class TraceRecord(_Outcome):
-    """A run as a cell's trace output holds it: what reads the same on every run.
+    """A run as a cell's trace output holds it (``application/vnd.codemode.trace.v1+json``).
 
-    So a stored notebook compares equal (``application/vnd.codemode.trace.v1+json``); the rest is in
+    Only what reads the same on every run, so that a stored notebook compares equal; the rest is in
     ``TraceMetadata``.
     """
 
@@ -307,8 +307,8 @@ class TraceRecord(_Outcome):
 class TraceMetadata(TypedDict):
     """A trace output's metadata: what changes from run to run.
 
-    The run's ids, timing and protections, and call by call (artifact by artifact), in the data's order,
-    theirs.
+    The run's id, duration and protections, and each call's (each artifact's) ids and times, in the order
+    of the data's lists.
     """
 
     execution_id: str

@@ -238,8 +238,8 @@ export interface ExecutionRecord extends _Outcome {
 }
 
 /**
- * A run as a cell's trace output holds it: what reads the same on every run. So a stored notebook compares
- * equal (`application/vnd.codemode.trace.v1+json`); the rest is in `TraceMetadata`.
+ * A run as a cell's trace output holds it (`application/vnd.codemode.trace.v1+json`). Only what reads the
+ * same on every run, so that a stored notebook compares equal; the rest is in `TraceMetadata`.
  */
 export interface TraceRecord extends _Outcome {
   tool_calls: TraceCall[];
@@ -251,8 +251,8 @@ export interface TraceRecord extends _Outcome {
 }
 
 /**
- * A trace output's metadata: what changes from run to run. The run's ids, timing and protections, and call by
- * call (artifact by artifact), in the data's order, theirs.
+ * A trace output's metadata: what changes from run to run. The run's id, duration and protections, and each
+ * call's (each artifact's) ids and times, in the order of the data's lists.
  */
 export interface TraceMetadata {
   execution_id: string;

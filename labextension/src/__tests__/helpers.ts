@@ -1,5 +1,6 @@
 /**
- * Shared pieces of the renderer's tests: fixtures (real trace outputs from the example notebooks),
+ * Shared pieces of the renderer's tests: fixtures (runs of the example notebooks, written by
+ * scripts/record_types.py from the kernel's own record types: regenerate them, never edit them),
  * a view attached to the document, and lookups by the renderer's class names.
  */
 
