@@ -210,10 +210,9 @@ class WorkerRequests:
         """Answer a program's ``llm()`` with the configured model; logged (and replayable) as a tool call."""
         calls = self.hub.call_log
         record = calls.start(LLM_SERVER, LLM_TOOL, arguments, execution_id=state.execution_id, seq=seq)
-        schema = arguments.get(LLM_SCHEMA)
         try:
             if LLM_SCHEMA in arguments:
-                _check_schema(schema)
+                _check_schema(arguments[LLM_SCHEMA])
             if self.llm is None:
                 raise LLMError(
                     'llm(): no model is configured for this kernel; add one to "models" in the config '
@@ -231,9 +230,7 @@ class WorkerRequests:
         except asyncio.CancelledError:
             calls.finish(record, "cancelled", error="the execution was stopped")
             raise
-        result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
-        if LLM_SCHEMA in arguments and (problem := _schema_problem(text, schema)) is not None:
-            result[LLM_SCHEMA_ERROR] = problem
+        result = _checked_answer({"content": [{"type": "text", "text": text}], "isError": False}, arguments)
         calls.finish(record, "ok", result=result)
         state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
 
@@ -288,6 +285,8 @@ class WorkerRequests:
             warnings=("replayed from the record; no server was called",),
         )
         if status in ("ok", "tool_error") and isinstance(result, dict):
+            if (server, tool) == (LLM_SERVER, LLM_TOOL):  # a caller's answer (--pending) is checked too
+                result = _checked_answer(result, arguments)
             state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
             return True
         error = RequestError(
@@ -407,6 +406,25 @@ def _check_schema(schema: Any) -> None:
             tool="llm_json",
             field="schema",
         ) from None
+
+
+def _checked_answer(result: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """An ``llm`` result as the worker gets it: with ``LLM_SCHEMA_ERROR`` when the answer does not fit.
+
+    The schema is the one ``llm_json`` sent; live answers and recorded ones (a caller's, ``--pending``)
+    are checked alike.
+    """
+    result = {k: v for k, v in result.items() if k != LLM_SCHEMA_ERROR}
+    if LLM_SCHEMA not in arguments or result.get("isError"):
+        return result
+    content = result.get("content")
+    text = "".join(
+        str(c.get("text", ""))
+        for c in (content if isinstance(content, list) else ())
+        if isinstance(c, dict) and c.get("type") == "text"
+    )
+    problem = _schema_problem(text, arguments[LLM_SCHEMA])
+    return result if problem is None else {**result, LLM_SCHEMA_ERROR: problem}
 
 
 def _schema_problem(text: str, schema: Any) -> str | None:

@@ -90,6 +90,22 @@ def test_llm_json_schema_is_checked_by_the_kernel_and_the_worker_never_loads_jso
         assert "schema is not a valid JSON Schema" in wrong.error["message"]
 
 
+def test_an_llm_json_answer_from_a_record_is_checked_against_the_schema_too(toolbox: Toolbox) -> None:
+    """A caller's answer (``codemode run --pending``) reaches the program through a replay: checked alike."""
+    fits = {"type": "object", "properties": {"city": {"type": "string"}}}
+    program = f"llm_json('fenced please', schema={fits!r})"
+    with Executor(toolbox, llm=answer) as ex:
+        live = ex.run(program)
+        assert live.status == "ok", live.error
+        record = [dict(call) for call in live.tool_calls]
+        record[-1]["result"] = {"content": [{"type": "text", "text": '{"city": 5}'}], "isError": False}
+        replayed = ex.run(program, replay=record)
+    assert replayed.error is not None and replayed.error["type"] == "ValueError"
+    assert (
+        replayed.error["message"] == "llm_json: the answer does not fit the schema: 5 is not of type 'string'"
+    )
+
+
 def test_a_failed_or_missing_model_is_an_llm_error_at_the_line(toolbox: Toolbox) -> None:
     with Executor(toolbox, llm=answer) as ex:
         failed = ex.run("\nllm('unreachable endpoint')")
