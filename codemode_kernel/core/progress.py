@@ -1,7 +1,7 @@
 """A tool call's progress in a program: ``on_progress=`` callbacks and ``stream(...)`` iterators.
 
 A server reports progress on a long call (MCP ``notifications/progress``). The hub receives it on its own
-thread and a worker's channel on its reader thread; a program wants it on its own thread, between its own
+thread and a worker's channel on the thread that reads; a program wants it on its own thread, between its own
 statements, so a callback that prints or appends needs no lock. ``wait_reporting`` does that for a
 blocking call: the caller's thread waits on a queue of updates and runs the callback for each until the
 answer comes. ``ToolStream`` is the iterator form (the UTCP design's ``CallToolStream``): the call runs

@@ -558,7 +558,7 @@ def _check_length(length: int) -> int:
 
 
 class FrameReader:
-    """Blocking frame reader over a socket, for the worker (one reader thread)."""
+    """Blocking frame reader over a socket, for the worker (one thread reads at a time)."""
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
