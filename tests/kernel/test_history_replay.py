@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_session import Kernel, start_kernel
+from kernel_session import Kernel, kernel_in
 
 from codemode_kernel.views.display import TRACE_MIME
 
@@ -21,40 +21,48 @@ WRITER = (
 )
 
 
+@pytest.fixture(scope="module")
+def notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("notebook")
+
+
+@pytest.fixture(scope="module")
+def replay_kernel(jupyter_path: Path, notebook: Path) -> Iterator[Kernel]:
+    """A kernel in ``notebook`` for the replay tests, which only add runs of their own to its record."""
+    with kernel_in(jupyter_path, notebook, {}) as k:
+        yield k
+
+
 @pytest.fixture()
 def fresh_kernel(jupyter_path: Path, tmp_path: Path) -> Iterator[Kernel]:
-    """A kernel of its own, in an empty notebook directory (these tests change what it has run)."""
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        k = start_kernel(jupyter_path, tmp_path, monkeypatch)
-    try:
+    """A kernel of its own, in an empty notebook directory (for tests that count what it has run or
+    change its config)."""
+    with kernel_in(jupyter_path, tmp_path, {}) as k:
         yield k
-    finally:
-        k.client.stop_channels()
-        k.manager.shutdown_kernel(now=False)
 
 
-def test_replay_answers_from_the_record_without_side_effects(fresh_kernel: Kernel, tmp_path: Path) -> None:
-    first = fresh_kernel.run(WRITER, answers=["y"])  # write_file is destructive: the kernel asks first
+def test_replay_answers_from_the_record_without_side_effects(replay_kernel: Kernel, notebook: Path) -> None:
+    first = replay_kernel.run(WRITER, answers=["y"])  # write_file is destructive: the kernel asks first
     assert first.status == "ok", first.content
     assert len(first.questions) == 1 and "workspace/write_file(path=" in first.questions[0]
-    assert (tmp_path / "log.txt").read_text() == "written by the program"
-    (tmp_path / "log.txt").unlink()
+    assert (notebook / "log.txt").read_text() == "written by the program"
+    (notebook / "log.txt").unlink()
 
-    replayed = fresh_kernel.run(WRITER.replace("%%codemode", "%%codemode --replay"))
+    replayed = replay_kernel.run(WRITER.replace("%%codemode", "%%codemode --replay"))
     assert replayed.status == "ok", replayed.content
     assert replayed.questions == []  # nothing is sent, so nothing is asked
     assert replayed.stream() == "temperature 6.1\n"  # the program ran again, on recorded results
     assert replayed.data()[0].startswith("codemode: ok, 2 tool calls (replayed from the record")
     assert replayed.data(TRACE_MIME)[0]["replayed"] is True
-    assert not (tmp_path / "log.txt").exists(), "a replay must not call the server (no side effects)"
+    assert not (notebook / "log.txt").exists(), "a replay must not call the server (no side effects)"
 
 
-def test_replay_of_a_changed_program_says_where_it_diverged(fresh_kernel: Kernel) -> None:
+def test_replay_of_a_changed_program_says_where_it_diverged(replay_kernel: Kernel) -> None:
     code = "%%codemode\nget_weather(city='Oslo', unit='celsius').temperature"
-    assert fresh_kernel.run(code).status == "ok"
+    assert replay_kernel.run(code).status == "ok"
     # Without a frontend cell id the cell is known by its code: same code, then a changed one.
-    assert fresh_kernel.run(code.replace("%%codemode", "%%codemode --replay")).status == "ok"
-    missing = fresh_kernel.run("%%codemode --replay\nget_weather(city='Lima', unit='celsius')")
+    assert replay_kernel.run(code.replace("%%codemode", "%%codemode --replay")).status == "ok"
+    missing = replay_kernel.run("%%codemode --replay\nget_weather(city='Lima', unit='celsius')")
     assert missing.status == "error"
     assert "has not run in this kernel yet" in missing.content["evalue"]
 
