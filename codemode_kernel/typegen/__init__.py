@@ -5,7 +5,8 @@ One :class:`ToolModel` per tool, built once by :func:`build_tool_models`, feeds 
 - :func:`render_stubs`: Python source an LLM reads (typed ``def`` per tool, TypedDicts, docstrings);
 - :func:`make_signature`, :func:`make_docstring`, :func:`bind_arguments`: the runtime function's face
   and how a call becomes the wire arguments dict; :func:`make_tool_function` (and its async twin) puts
-  them together into the function, given where its calls go;
+  them together into the function, given where its calls go.
+
 Standard library only, including what functions import: a worker imports it (a contract in pyproject.toml
 says so, checked by ``lint-imports``). Checking arguments against the raw input schema needs jsonschema
 and is the kernel's (``hub.validation``): a model is given the check (``check=``) and names only its face,
