@@ -1,4 +1,4 @@
-"""JSON Schema to Python for code mode: names, one type model per tool, and its three readings.
+"""JSON Schema to Python for code mode: names, one type model per tool, and what is read from it.
 
 One :class:`ToolModel` per tool, built once by :func:`build_tool_models`, feeds everything else:
 
