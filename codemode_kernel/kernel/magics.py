@@ -132,10 +132,9 @@ class CodeModeMagics(Magics):
                 )
             replay = previous.result.tool_calls
         executor = self.tools.executor()
+        limit = executor.timeout if args.timeout is None else args.timeout  # resolved once: view and run
         live = (
-            open_live_view(
-                cell, timeout=args.timeout or executor.timeout, trace_mime=self.frontends.renders(TRACE_MIME)
-            )
+            open_live_view(cell, timeout=limit, trace_mime=self.frontends.renders(TRACE_MIME))
             if watched(self.shell) and not args.quiet
             else None
         )
@@ -144,7 +143,7 @@ class CodeModeMagics(Magics):
                 executor,
                 cell,
                 live,
-                timeout=args.timeout,
+                timeout=limit,
                 inputs=inputs,
                 session=args.session,
                 replay=replay,
@@ -235,7 +234,7 @@ def _run_streaming(
     code: str,
     live: LiveView | None,
     *,
-    timeout: float | None,
+    timeout: float,
     inputs: Mapping[str, Any],
     session: str | None,
     replay: Sequence[Mapping[str, Any]] | None,
