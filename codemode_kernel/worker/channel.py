@@ -14,9 +14,9 @@ The worker holds no MCP connection and cannot open the artifact store: the kerne
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import select
-import signal
 import socket
 import threading
 from collections import deque
@@ -46,6 +46,10 @@ if TYPE_CHECKING:  # loaded by the programs that use futures (async, progress): 
     from concurrent.futures import Future
 
 __all__ = ["CallOrder", "Channel", "ChannelClosed"]
+
+_signal = importlib.import_module("_signal")
+"""The C functions under ``signal``'s: its wrappers turn every handler into an enum and back, which costs
+more than the rest of reading a frame (the main thread swaps its SIGINT handler around each frame)."""
 
 _ANSWERS = ("tool_result", "artifact_result")
 _ERRORS: dict[str, type[errors.CodeModeError]] = {
@@ -395,17 +399,17 @@ class Channel:
         # The main thread is where an interrupt (SIGINT) raises. It waits for the frame interruptibly, but
         # takes it whole: a KeyboardInterrupt halfway through would lose the rest of the stream.
         self._readable.poll()
-        previous = signal.getsignal(signal.SIGINT)
+        previous = _signal.getsignal(_signal.SIGINT)
         if previous is None:  # a handler from outside Python, which could not be put back
             return self._take_frame()
-        signal.signal(signal.SIGINT, self._defer_interrupt)
+        _signal.signal(_signal.SIGINT, self._defer_interrupt)
         try:
             return self._take_frame()
         finally:
             interrupted, self._interrupted = self._interrupted, False
-            signal.signal(signal.SIGINT, previous)
+            _signal.signal(_signal.SIGINT, previous)
             if interrupted:
-                signal.raise_signal(signal.SIGINT)  # to the program's own handler, now the frame is taken
+                _signal.raise_signal(_signal.SIGINT)  # to the program's own handler, now the frame is taken
 
     def _defer_interrupt(self, _signum: int, _frame: object) -> None:
         self._interrupted = True
