@@ -305,8 +305,8 @@ class Executor:
     async def _await_servers(self, run: Run) -> Run:
         """Wait for servers still connecting while the program names what nothing defines yet.
 
-        The wait counts in the run's timeout, but leaves the program a moment to run (``run.reserve``): a
-        name still unknown then ends as its NameError, not as a timeout.
+        The wait counts in the run's timeout, but leaves the program a moment to run (``reserve``): a name
+        still unknown then ends as its NameError, not as a timeout. Returns the run as it is after the wait.
         """
         defined = _Either(run.inputs, self._sessions.globals_of(run.session))
         if not waiting_for(self.toolbox, run.program, defined):
