@@ -122,7 +122,7 @@ class _Waiter:
         self.following = False
         """Asleep on ``wake`` while another thread reads."""
         self.leads = False
-        """Handed the reading by the thread that read before it."""
+        """Reads the socket now: it found nobody reading, or the thread that read handed it on."""
 
 
 class Channel:
@@ -452,9 +452,11 @@ class Channel:
         if slot is None or slot.done():  # the program gave up on it (a cancelled task)
             return
         try:
-            slot.set_result(_outcome(answer))
+            result = _outcome(answer)
         except Exception as exc:
             slot.set_exception(exc)
+        else:
+            slot.set_result(result)
 
     def _progress(self, frame: ToolProgressFrame) -> None:
         with self._lock:
