@@ -11,7 +11,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
-from lab_session import ARTIFACTS, Lab, start_lab, stop_lab
+from lab_session import ARTIFACTS, Lab, lab_app, shut_down_kernels, start_lab, stop_lab
 from playwright.sync_api import Browser, Page, sync_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -47,10 +47,18 @@ def chromium() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """JupyterLab serving a copy of notebooks/ without outputs; stopped with its kernels afterwards."""
-    server = start_lab(tmp_path_factory.mktemp("lab"), SERVER_START_TIMEOUT)
+    """JupyterLab serving a copy of notebooks/ without outputs, its kernels with the demo servers, and
+    ``window.jupyterapp`` exposed for tests to run its commands; stopped with its kernels afterwards.
+
+    One for the session, since starting one takes 5-20 s, more on a busy machine: each module's page has
+    a workspace of its own and the module's kernels are shut down after it (``app``, ``page``). A module
+    whose kernels need a config of their own starts its own JupyterLab (a ``lab`` of module scope).
+    """
+    server = start_lab(
+        tmp_path_factory.mktemp("lab"), SERVER_START_TIMEOUT, ["--LabApp.expose_app_in_browser=True"]
+    )
     try:
         yield server
     finally:
@@ -77,9 +85,22 @@ def browser(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             launched.close()
 
 
+@pytest.fixture(scope="module")
+def app(browser: Browser, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """One JupyterLab page for the module (loading it costs 5-20 s), restored and ready for commands.
+
+    Its viewport is the module's ``VIEWPORT``, its layout the JupyterLab workspace named after the
+    module. Afterwards the kernels its notebooks started are shut down.
+    """
+    with lab_app(browser, lab, request.module.VIEWPORT, workspace=request.module.__name__) as page:
+        yield page
+    shut_down_kernels(lab)
+
+
 @pytest.fixture
 def page(browser: Browser, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Page]:
-    """A fresh page; afterwards, pass or fail, a full-page screenshot, and on failure the server log too.
+    """A fresh page; afterwards, pass or fail, a full-page screenshot, and on failure the server log too;
+    then the kernels its notebooks started are shut down.
 
     The screenshot lands in ``test-artifacts/browser/<test name without test_>.png``.
     """
@@ -97,3 +118,4 @@ def page(browser: Browser, lab: Lab, request: pytest.FixtureRequest) -> Iterator
             context.close()
             if request.node.stash.get(_FAILED, False):
                 lab.save_log()
+            shut_down_kernels(lab)

@@ -118,8 +118,7 @@ def stop_lab(lab: Lab) -> None:
     alone would leave them behind until they notice their parent is gone.
     """
     try:
-        for kernel in lab.api("GET", "/api/kernels"):
-            lab.api("DELETE", f"/api/kernels/{kernel['id']}", timeout=30)
+        shut_down_kernels(lab)
         lab.api("POST", "/api/shutdown")
         lab.process.wait(30)
     except (OSError, urllib.error.URLError, subprocess.TimeoutExpired):
@@ -132,6 +131,14 @@ def stop_lab(lab: Lab) -> None:
             lab.process.wait(15)
         except subprocess.TimeoutExpired:
             continue
+
+
+def shut_down_kernels(lab: Lab) -> None:
+    """Shut down every kernel the server runs, and the notebooks' sessions that hold them."""
+    for session in lab.api("GET", "/api/sessions"):
+        lab.api("DELETE", f"/api/sessions/{session['id']}", timeout=30)
+    for kernel in lab.api("GET", "/api/kernels"):
+        lab.api("DELETE", f"/api/kernels/{kernel['id']}", timeout=30)
 
 
 def copy_notebooks_without_outputs(target: Path) -> None:
@@ -196,13 +203,17 @@ APP_LOAD_TIMEOUT = 90_000  # ms: the first page load of JupyterLab
 
 
 @contextmanager
-def lab_app(browser: Browser, lab: Lab, viewport: dict[str, int]) -> Iterator[Page]:
+def lab_app(browser: Browser, lab: Lab, viewport: dict[str, int], workspace: str) -> Iterator[Page]:
     """A JupyterLab page, restored and ready for commands (``window.jupyterapp``: the lab must be started
-    with ``--LabApp.expose_app_in_browser=True``); closed afterwards. Loading it costs 5-20 s."""
+    with ``--LabApp.expose_app_in_browser=True``); closed afterwards. Loading it costs 5-20 s.
+
+    Its layout is the JupyterLab workspace ``workspace``: a name not used before starts empty, so no tab
+    that another page of the same server left open is restored in it.
+    """
     context = browser.new_context(viewport=viewport)
     page = context.new_page()
     try:
-        page.goto(f"{lab.url}/lab?token={lab.token}", timeout=APP_LOAD_TIMEOUT)
+        page.goto(f"{lab.url}/lab/workspaces/{workspace}?token={lab.token}", timeout=APP_LOAD_TIMEOUT)
         page.wait_for_function("() => window.jupyterapp !== undefined", timeout=APP_LOAD_TIMEOUT)
         page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
         yield page

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import nbformat
 import pytest
-from lab_session import ARTIFACTS, Lab, lab_app, start_lab, stop_lab
-from playwright.sync_api import Browser, Locator, Page
+from lab_session import ARTIFACTS, Lab, start_lab, stop_lab
+from playwright.sync_api import Locator, Page
 from test_extension_lab import (
     BADGE,
     COLOURS,
@@ -68,13 +68,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory, memory_server_bin: str) -> Ite
         yield server
     finally:
         stop_lab(server)
-
-
-@pytest.fixture(scope="module")
-def app(browser: Browser, lab: Lab) -> Iterator[Page]:
-    """One JupyterLab page, restored and ready for commands."""
-    with lab_app(browser, lab, VIEWPORT) as page:
-        yield page
 
 
 def answer_the_question(page: Page, cell: Locator, answer: str, shot: str) -> str:

@@ -1,7 +1,8 @@
 """The JupyterLab extension as a user meets it: the trace renderer, the live trace, the sidebar, the themes.
 
-One JupyterLab (started with ``window.jupyterapp`` exposed, so tests can run its commands) and one page
-serve the whole module; each test opens notebooks it writes into the served directory at run time. What
+The session's JupyterLab (conftest's ``lab``: ``window.jupyterapp`` is exposed, so tests can run its
+commands) and one page (``app``) serve the whole module; each test opens notebooks it writes into the
+served directory at run time. What
 is read from the page is what a user reads: rows, badges, text, colours. Screenshots go to
 ``test-artifacts/browser/extension_*.png``.
 """
@@ -17,8 +18,8 @@ from typing import Any
 
 import nbformat
 import pytest
-from lab_session import ARTIFACTS, ROOT, Lab, lab_app, start_lab, stop_lab
-from playwright.sync_api import Browser, Locator, Page
+from lab_session import ARTIFACTS, ROOT, Lab
+from playwright.sync_api import Locator, Page
 
 from codemode_kernel.views.display import TRACE_MIME
 
@@ -44,36 +45,17 @@ HOSTILE = f"{IMG}{SCRIPT}{RLO}gpj.exe"
 MEGABYTE_LINE = "A" * 1_000_000
 
 
-# -- the module's JupyterLab and page ------------------------------------------------------------
+# -- a screenshot after each test --------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """JupyterLab (overriding conftest's) with ``window.jupyterapp``, to run its commands from the test."""
-    server = start_lab(
-        tmp_path_factory.mktemp("lab"), SERVER_START_TIMEOUT, ["--LabApp.expose_app_in_browser=True"]
-    )
-    try:
-        yield server
-    finally:
-        stop_lab(server)
-
-
-@pytest.fixture(scope="module")
-def lab_page(browser: Browser, lab: Lab) -> Iterator[Page]:
-    """One JupyterLab page for the module (loading it costs 5-20 s), restored and ready for commands."""
-    with lab_app(browser, lab, VIEWPORT) as page:
-        yield page
-
-
-@pytest.fixture
-def app(lab_page: Page, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Page]:
-    """The module's page for one test; afterwards a screenshot, and on failure the server log too."""
+@pytest.fixture(autouse=True)
+def screenshot(app: Page, lab: Lab, request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, a screenshot of the module's page, and on failure the server log too."""
     failed_before = request.session.testsfailed
-    yield lab_page
+    yield
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     name = request.node.name.removeprefix("test_")
-    lab_page.screenshot(path=ARTIFACTS / f"extension_{name}.png")
+    app.screenshot(path=ARTIFACTS / f"extension_{name}.png")
     if request.session.testsfailed > failed_before:
         lab.save_log()
 
@@ -286,7 +268,7 @@ SLOW, STORE, EMPTY, PLAIN, FAILING = range(5)
 
 
 @pytest.fixture(scope="module")
-def live_notebook(lab_page: Page, lab: Lab) -> Locator:
+def live_notebook(app: Page, lab: Lab) -> Locator:
     """A notebook of cells to run (the slow one, the artifact one, an empty one, plain Python, a failing
     program), opened."""
     cells = [
@@ -296,8 +278,8 @@ def live_notebook(lab_page: Page, lab: Lab) -> Locator:
         nbformat.v4.new_code_cell(PLAIN_CELL),
         nbformat.v4.new_code_cell(FAILING_CELL.strip()),
     ]
-    panel = open_notebook(lab_page, write_notebook(lab, "extension_live.ipynb", cells))
-    wait_for_kernel_idle(lab_page, panel)
+    panel = open_notebook(app, write_notebook(lab, "extension_live.ipynb", cells))
+    wait_for_kernel_idle(app, panel)
     return panel
 
 

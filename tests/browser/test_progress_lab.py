@@ -10,13 +10,12 @@ finished trace go to ``test-artifacts/browser/progress_*.png``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import nbformat
 import pytest
-from lab_session import ARTIFACTS, Lab, lab_app, start_lab, stop_lab
-from playwright.sync_api import Browser, Locator, Page
+from lab_session import ARTIFACTS, Lab
+from playwright.sync_api import Locator, Page
 from test_extension_lab import (
     BADGE,
     COLOURS,
@@ -25,7 +24,6 @@ from test_extension_lab import (
     LIGHT,
     ROW,
     RUN_TIMEOUT,
-    SERVER_START_TIMEOUT,
     TRACE,
     contrast,
     open_notebook,
@@ -60,25 +58,6 @@ WATCH_PROGRESS = """(root, [row, message]) => {
     new MutationObserver(look).observe(root, {childList: true, subtree: true, characterData: true});
     window.__codemodeProgress = seen;
 }"""
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """JupyterLab (overriding conftest's) with ``window.jupyterapp``; its kernels have the demo servers."""
-    server = start_lab(
-        tmp_path_factory.mktemp("lab"), SERVER_START_TIMEOUT, ["--LabApp.expose_app_in_browser=True"]
-    )
-    try:
-        yield server
-    finally:
-        stop_lab(server)
-
-
-@pytest.fixture(scope="module")
-def app(browser: Browser, lab: Lab) -> Iterator[Page]:
-    """One JupyterLab page, restored and ready for commands."""
-    with lab_app(browser, lab, VIEWPORT) as page:
-        yield page
 
 
 def watch_while_it_runs(page: Page, cell: Locator, shot: str) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import nbformat
 import pytest
-from lab_session import ARTIFACTS, Lab, lab_app, start_lab, stop_lab
-from playwright.sync_api import Browser, Page
+from lab_session import ARTIFACTS, Lab, start_lab, stop_lab
+from playwright.sync_api import Page
 from test_extension_lab import (
     COLOURS,
     DARK,
@@ -57,12 +57,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory, oauth_server: OAuthServer) -> 
         yield server
     finally:
         stop_lab(server)
-
-
-@pytest.fixture(scope="module")
-def app(browser: Browser, lab: Lab) -> Iterator[Page]:
-    with lab_app(browser, lab, VIEWPORT) as page:
-        yield page
 
 
 @pytest.mark.timeout(300)
