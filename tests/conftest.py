@@ -8,14 +8,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
 if TYPE_CHECKING:
     from tests.oauth_support import OAuthServer
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"
@@ -76,6 +78,18 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def wait_until(read: Callable[[], T], done: Callable[[T], bool], timeout: float = 20.0) -> T:
+    """Read ``read()`` until ``done`` says it is what the test waits for, or ``timeout`` passes; returns the
+    last reading either way, so the test's own assertion reports it. For what another thread or process
+    writes soon after the event the test saw (a log line, a state file): a loaded machine delays it."""
+    deadline = time.monotonic() + timeout
+    value = read()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        value = read()
+    return value
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:

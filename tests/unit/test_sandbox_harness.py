@@ -16,6 +16,7 @@ import ctypes
 import encodings.idna  # noqa: F401  (see below)
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -158,6 +159,9 @@ class Outcome:
     pid: int = 0
     messages: list[dict[str, Any]] = field(default_factory=list)
     elapsed: float = 0.0
+    cpu: float = 0.0
+    """CPU seconds (user and system) of the child and of the descendants it waited for: what a CPU limit
+    counts, and unlike ``elapsed`` the same on a loaded machine."""
     timed_out: bool = False
 
     @property
@@ -271,21 +275,23 @@ def run(
     finally:
         os.close(read_end)
         os.close(ack_write)
-    outcome.status = _wait(pid, deadline + 2.0)
+    outcome.status, usage = _wait(pid, deadline + 2.0)
+    outcome.cpu = usage.ru_utime + usage.ru_stime
     outcome.elapsed = time.monotonic() - started
     return outcome
 
 
-def _wait(pid: int, deadline: float) -> int:
+def _wait(pid: int, deadline: float) -> tuple[int, resource.struct_rusage]:
     while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return status
+            return status, usage
         time.sleep(0.002)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
         os.kill(pid, signal.SIGKILL)
-    return os.waitpid(pid, 0)[1]
+    _, status, usage = os.wait4(pid, 0)
+    return status, usage
 
 
 def in_force(protections: Protections, *layers: str) -> bool:

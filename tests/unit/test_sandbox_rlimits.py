@@ -61,17 +61,17 @@ def _busy(_reporter: Reporter) -> None:
 
 
 def test_a_busy_loop_is_killed_with_sigxcpu(identity: str) -> None:
-    outcome = run(_busy, identity=identity, setup=_limits(cpu=1))
+    outcome = run(_busy, identity=identity, setup=_limits(cpu=1), timeout=60)
     assert outcome.signal == signal.SIGXCPU
-    assert 0.9 < outcome.elapsed < 4
+    assert 0.9 < outcome.cpu < 2, outcome  # CPU seconds: a loaded machine stretches only the wall clock
 
 
 def test_a_busy_loop_in_pid_1_is_reported_as_sigxcpu(dirs: Dirs, identity: str) -> None:
     """PID 1 ignores its own SIGXCPU; the hard limit kills it a second later and the warden says why."""
-    outcome = run(_busy, identity=identity, setup=sandboxed(dirs.policy(cpu_seconds=1)), timeout=6)
+    outcome = run(_busy, identity=identity, setup=sandboxed(dirs.policy(cpu_seconds=1)), timeout=60)
     in_force(outcome.protections, "pid_namespace")  # without one the program is not PID 1: SIGXCPU anyway
     assert outcome.signal == signal.SIGXCPU
-    assert 0.9 < outcome.elapsed < 5
+    assert 1.5 < outcome.cpu < 3, outcome  # the hard limit, one CPU second after the soft one
 
 
 def test_ignoring_sigxcpu_buys_one_second_at_most() -> None:
@@ -81,9 +81,9 @@ def test_ignoring_sigxcpu_buys_one_second_at_most() -> None:
         signal.signal(signal.SIGXCPU, signal.SIG_IGN)
         _busy(_reporter)
 
-    outcome = run(body, identity=IDENTITIES[-1], setup=_limits(cpu=1))
-    assert outcome.signal == signal.SIGKILL
-    assert 1.5 < outcome.elapsed < 5
+    outcome = run(body, identity=IDENTITIES[-1], setup=_limits(cpu=1), timeout=60)
+    assert outcome.signal == signal.SIGKILL and not outcome.timed_out
+    assert 1.5 < outcome.cpu < 3, outcome
 
 
 def test_files_beyond_the_size_limit_fail_with_efbig(dirs: Dirs, identity: str) -> None:
