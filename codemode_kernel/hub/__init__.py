@@ -1,7 +1,17 @@
 """The ToolHub and what it is made of: a loop thread, one connection per server."""
 
-from .connection import ServerConnection, ServerState
-from .hub import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_WAIT, ServerStatus, ToolHub
+from .iri_syntax import defer_iri_syntax
+
+defer_iri_syntax()  # before anything here imports jsonschema
+
+from .connection import ServerConnection, ServerState  # noqa: E402  (after defer_iri_syntax)
+from .hub import (  # noqa: E402
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_START_WAIT,
+    ServerStatus,
+    ToolHub,
+)
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
