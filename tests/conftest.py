@@ -24,6 +24,36 @@ NODE_BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"
 QUIRKY = ROOT / "tests" / "servers" / "quirky_server.py"
 
 
+# Under pytest-xdist (scripts/test.sh runs ``-n 4 --dist loadscope --no-loadscope-reorder``) each worker
+# takes whole modules, so a module's fixtures (a kernel, a JupyterLab) start once; the longest suites go
+# first so none is left running alone at the end, and short unit tests fill the gaps.
+_SUITE_ORDER = ("packaging", "browser", "kernel", "integration", "server", "unit")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow suites first (a stable sort: the order inside a suite stays as collected)."""
+
+    def rank(item: pytest.Item) -> int:
+        parts = Path(str(item.path)).relative_to(ROOT).parts
+        suite = parts[1] if len(parts) > 2 and parts[0] == "tests" else ""
+        return _SUITE_ORDER.index(suite) if suite in _SUITE_ORDER else len(_SUITE_ORDER)
+
+    items.sort(key=rank)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """loadscope, except that the browser tests are one unit: they share one JupyterLab (browser/conftest)."""
+    if config.getoption("dist", None) != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SuiteScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/browser" if nodeid.startswith("tests/browser/") else super()._split_scope(nodeid)
+
+    return SuiteScopes(config, log)
+
+
 def run_cli(
     *args: str, cwd: Path, home: Path | None = None, stdin: str | bytes | None = None, timeout: float = 150
 ) -> subprocess.CompletedProcess[str]:
