@@ -9,6 +9,10 @@ twins, calls whose progress is watched) are read by a background thread, which r
 request is pending and no blocked caller can read instead. The main thread reads between runs too
 (``next_message``), so a run frame reaches it without a thread switch either.
 
+A request still unanswered when its run ends never will be: the kernel drops what a run leaves when the
+run ends. When the next run begins, such requests (a thread the program left behind waits for one) fail
+with ``ChannelClosed``, so that no thread waits, and reads for everyone, for an answer that cannot come.
+
 The worker holds no MCP connection and cannot open the artifact store: the kernel does both.
 """
 
@@ -52,6 +56,9 @@ _signal = importlib.import_module("_signal")
 more than the rest of reading a frame (the main thread swaps its SIGINT handler around each frame)."""
 
 _ANSWERS = ("tool_result", "artifact_result")
+_DROPPED: dict[str, Any] = {"type": "dropped"}
+"""What a blocked request whose run ended unanswered is settled with."""
+_DROPPED_REASON = "the run that made this request ended before the kernel answered it"
 _ERRORS: dict[str, type[errors.CodeModeError]] = {
     "ArtifactError": errors.ArtifactError,
     "ArtifactNotFoundError": errors.ArtifactNotFoundError,
@@ -151,10 +158,15 @@ class Channel:
         self._background_wanted = threading.Condition(self._lock)
         self._closed = False
         self._interrupted = False
+        self._run_ended = 0
+        """Requests with a lower id were made before the program's last ``done``."""
         self.order = CallOrder()
 
     def send(self, message: WorkerFrame) -> None:
         """Send one frame (thread-safe)."""
+        if message["type"] == "done":
+            with self._lock:
+                self._run_ended = next(self._ids)
         send_frame(self.sock, message)
 
     def start_reader(self) -> None:
@@ -173,12 +185,7 @@ class Channel:
             if self._closed:
                 return None
             self._message_waiter = waiter
-        try:
-            self._wait(waiter)
-        finally:
-            with self._lock:
-                if self._message_waiter is waiter:
-                    self._message_waiter = None
+        self._wait(waiter)  # interrupted, it stops waiting for the run (``_leave``)
         return waiter.frame
 
     def call(
@@ -295,6 +302,8 @@ class Channel:
             raise
         if waiter.frame is None:
             raise ChannelClosed("the kernel closed the channel during a tool call")
+        if waiter.frame is _DROPPED:
+            raise ChannelClosed(_DROPPED_REASON)
         return _outcome(cast(ToolResultFrame | ArtifactResultFrame, waiter.frame))
 
     def _send_request(
@@ -337,8 +346,9 @@ class Channel:
     def _wait(self, waiter: _Waiter) -> None:
         """Block until ``waiter`` has its frame: read the socket when nobody else does, else sleep.
 
-        An interrupt (the main thread) can strike anywhere in here: whatever it leaves, the ``finally``
-        puts right, so that the reading is never lost with the thread that held it.
+        An interrupt (the main thread) can strike anywhere in here: wherever it does, the reading is never
+        lost with the thread that held it. Taking a frame and handing the reading on hold SIGINT back;
+        whatever an interrupt leaves elsewhere, ``_leave`` puts right, with SIGINT held back too.
         """
         try:
             with self._lock:
@@ -347,27 +357,81 @@ class Channel:
                 if self._reading:
                     waiter.following = True
                     self._followers.append(waiter)
-                else:
-                    self._reading = waiter.leads = True
+                else:  # leads first: an interrupt between the two finds it leading, and passes the reading on
+                    waiter.leads = True
+                    self._reading = True
             if not waiter.leads:
                 waiter.wake.acquire()  # until the frame comes, or the reading is handed over
-            while waiter.leads and not waiter.done and self._read_one():
-                pass
+            while waiter.leads:
+                self._lead(waiter)
         finally:
-            with self._lock:
-                if waiter.following:  # interrupted while asleep: out of the line
-                    waiter.following = False
-                    self._followers.remove(waiter)
-                if waiter.leads:
-                    waiter.leads = False
-                    self._pass_reading()
+            if waiter.leads or waiter.following or not waiter.done:  # interrupted (see _leave)
+                self._uninterrupted(self._leave, waiter)
+
+    def _lead(self, waiter: _Waiter) -> None:
+        """Read one frame as ``waiter``'s thread; once its own has come, pass the reading on."""
+        if threading.get_ident() != threading.main_thread().ident:
+            self._take_for(waiter)
+            return
+        if not waiter.done:
+            self._readable.poll()  # the main thread waits for the frame interruptibly, then takes it whole
+        self._holding_interrupts(self._take_for, waiter)
+
+    def _take_for(self, waiter: _Waiter) -> None:
+        if not waiter.done and self._take_frame() and not waiter.done:
+            return
+        with self._lock:  # its own frame came, or the channel closed (which settles every waiter)
+            waiter.leads = False
+            self._pass_reading()
+
+    def _leave(self, waiter: _Waiter) -> None:
+        """After an interrupted wait: out of the line, the reading passed on, no longer waiting for a run."""
+        with self._lock:
+            if waiter.following:
+                waiter.following = False
+                self._followers.remove(waiter)
+            if waiter.leads:
+                waiter.leads = False
+                self._pass_reading()
+            if self._message_waiter is waiter:
+                self._message_waiter = None
+
+    def _uninterrupted(self, step: Callable[[_Waiter], None], waiter: _Waiter) -> None:
+        """``step(waiter)``, on the main thread with SIGINT held back (``_holding_interrupts``)."""
+        if threading.get_ident() != threading.main_thread().ident:
+            step(waiter)
+        else:
+            self._holding_interrupts(step, waiter)
+
+    def _holding_interrupts(self, step: Callable[[_Waiter], None], waiter: _Waiter) -> None:
+        """``step(waiter)`` on the main thread, where an interrupt (SIGINT) raises, with SIGINT held back.
+
+        Taking a frame, or handing the reading on, is never left halfway: a KeyboardInterrupt halfway
+        through a frame would lose the rest of the stream, and one between taking the next reader out of
+        the line and waking it would leave nobody reading. A SIGINT that came meanwhile is raised after.
+        """
+        previous = _signal.getsignal(_signal.SIGINT)
+        if previous is None:  # a handler from outside Python, which could not be put back
+            step(waiter)
+            return
+        _signal.signal(_signal.SIGINT, self._defer_interrupt)
+        try:
+            step(waiter)
+        finally:
+            interrupted, self._interrupted = self._interrupted, False
+            _signal.signal(_signal.SIGINT, previous)
+            if interrupted:
+                _signal.raise_signal(_signal.SIGINT)  # to the program's own handler, now the step is done
+
+    def _defer_interrupt(self, _signum: int, _frame: object) -> None:
+        self._interrupted = True
 
     def _pass_reading(self) -> None:
         """The reading thread is done (the lock held): wake a blocked caller to read, else the background."""
         if self._followers and not self._closed:
             successor = self._followers.popleft()
+            successor.leads = True  # before following ends: a glance without the lock sees one or the other
             successor.following = False
-            successor.leads = True
             successor.wake.release()
             return
         self._reading = False
@@ -384,35 +448,13 @@ class Channel:
                     return
                 self._reading = True
             try:
-                while self._read_one():
+                while self._take_frame():
                     with self._lock:
                         if self._followers or not self._unattended:
                             break  # a blocked caller reads on (no thread switch), or nobody needs to
             finally:
                 with self._lock:
                     self._pass_reading()
-
-    def _read_one(self) -> bool:
-        """Read one frame and hand it where it goes; False once the channel is closed."""
-        if threading.get_ident() != threading.main_thread().ident:
-            return self._take_frame()
-        # The main thread is where an interrupt (SIGINT) raises. It waits for the frame interruptibly, but
-        # takes it whole: a KeyboardInterrupt halfway through would lose the rest of the stream.
-        self._readable.poll()
-        previous = _signal.getsignal(_signal.SIGINT)
-        if previous is None:  # a handler from outside Python, which could not be put back
-            return self._take_frame()
-        _signal.signal(_signal.SIGINT, self._defer_interrupt)
-        try:
-            return self._take_frame()
-        finally:
-            interrupted, self._interrupted = self._interrupted, False
-            _signal.signal(_signal.SIGINT, previous)
-            if interrupted:
-                _signal.raise_signal(_signal.SIGINT)  # to the program's own handler, now the frame is taken
-
-    def _defer_interrupt(self, _signum: int, _frame: object) -> None:
-        self._interrupted = True
 
     def _take_frame(self) -> bool:
         try:
@@ -442,6 +484,9 @@ class Channel:
                     self._messages.append(message)
                 else:
                     self._settle(waiter, message)
+                dropped = self._drop_ended_runs() if kind == "run" else []
+            for future in dropped:
+                future.set_exception(ChannelClosed(_DROPPED_REASON))
             return
         answer = cast(ToolResultFrame | ArtifactResultFrame, message)  # the kernel is trusted here
         with self._lock:
@@ -457,6 +502,22 @@ class Channel:
             slot.set_exception(exc)
         else:
             slot.set_result(result)
+
+    def _drop_ended_runs(self) -> list[Future[Any]]:
+        """A run begins (the lock held): the requests made before the last ``done`` will not be answered.
+
+        The kernel answers nothing of a run after the run ended, and sends the next ``run`` only then: by
+        now every answer to those requests has been read. Their blocked callers are settled here (and leave
+        the reading, if they held it); their futures are returned, to be failed without the lock.
+        """
+        futures: list[Future[Any]] = []
+        for request_id in [request_id for request_id in self._pending if request_id < self._run_ended]:
+            slot = self._forget(request_id)
+            if isinstance(slot, _Waiter):
+                self._settle(slot, _DROPPED)
+            elif slot is not None and not slot.done():
+                futures.append(slot)
+        return futures
 
     def _progress(self, frame: ToolProgressFrame) -> None:
         with self._lock:

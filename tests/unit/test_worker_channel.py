@@ -22,6 +22,7 @@ import pytest
 
 from codemode_kernel.core.errors import ChannelClosed
 from codemode_kernel.core.progress import ToolProgress
+from codemode_kernel.worker import channel as channel_module
 from codemode_kernel.worker.channel import Channel
 from codemode_kernel.worker.protocol import FrameReader, encode_frame
 
@@ -223,3 +224,180 @@ def test_run_frames_reach_the_main_thread_between_calls(pair: tuple[Channel, Ker
     answering[0].join(10)
     os.write(kernel.sock.fileno(), encode_frame({"type": "run", "code": "2"}))  # type: ignore[typeddict-item]
     assert channel.next_message() == {"type": "run", "code": "2"}
+
+
+# -- an interrupt at any point of the main thread's bookkeeping leaves somebody reading ----------------------
+
+
+class Interrupted(Exception):
+    """What the tests' SIGINT handler raises (the program's KeyboardInterrupt)."""
+
+
+@pytest.fixture
+def interrupts() -> Iterator[None]:
+    """SIGINT raises ``Interrupted`` in the main thread for the test's length."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def interrupt_main_thread_now() -> None:
+    """A SIGINT that strikes the main thread here: its handler runs before this returns."""
+    assert threading.get_ident() == threading.main_thread().ident
+    signal.raise_signal(signal.SIGINT)
+
+
+def answered_promptly(channel: Channel, kernel: Kernel, n: int) -> None:
+    """A call after the interrupt is answered at once (were nobody left reading, it would wait for ever)."""
+    answering = in_thread(lambda: kernel.answer(kernel.next_call()))
+    caller, outcome = in_thread(lambda: channel.call("s", "after", {"n": n}))
+    caller.join(5)
+    assert outcome, "the call after the interrupt was never answered: nobody reads the socket"
+    assert outcome[0]["structuredContent"]["echo"] == {"n": n}
+    answering[0].join(5)
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["before-leads-is-set", "after-leads-is-set"])
+def test_an_interrupt_as_the_main_thread_takes_the_reading_leaves_none_stuck(
+    pair: tuple[Channel, Kernel], interrupts: None, monkeypatch: pytest.MonkeyPatch, stored: bool
+) -> None:
+    """SIGINT in the instant the main thread becomes the reader: the reading is not lost with it."""
+    channel, kernel = pair
+    armed = [True]
+
+    class StrikesWhenLeading(channel_module._Waiter):
+        @property  # type: ignore[override]
+        def leads(self) -> bool:
+            return bool(self.__dict__.get("_leads", False))
+
+        @leads.setter
+        def leads(self, value: bool) -> None:
+            strike = value and armed[0] and threading.get_ident() == threading.main_thread().ident
+            if strike and not stored:
+                armed[0] = False
+                interrupt_main_thread_now()
+            self.__dict__["_leads"] = value
+            if strike and stored:
+                armed[0] = False
+                interrupt_main_thread_now()
+
+    monkeypatch.setattr(channel_module, "_Waiter", StrikesWhenLeading)
+    dropped = in_thread(kernel.next_call)  # the kernel gets the call; its answer finds nobody
+    with pytest.raises(Interrupted):
+        channel.call("s", "mine", {"m": 1})
+    dropped[0].join(5)
+    assert not armed[0]
+    answered_promptly(channel, kernel, 2)
+
+
+def test_an_interrupt_while_the_main_thread_hands_the_reading_on_leaves_none_stuck(
+    pair: tuple[Channel, Kernel], interrupts: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT after the main thread took the next reader out of the line, before it woke it.
+
+    The main thread reads its own answer while another thread waits for its own; it hands the reading to
+    that thread, and the interrupt strikes in between. The thread still reads its answer, and the main
+    thread's call raises the interrupt once the hand-over is done.
+    """
+    channel, kernel = pair
+    armed = [True]
+
+    class Wake:
+        """A lock whose release by the main thread is struck by SIGINT just before it happens."""
+
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+
+        def acquire(self) -> bool:
+            return self.lock.acquire()
+
+        def release(self) -> None:
+            if armed[0] and threading.get_ident() == threading.main_thread().ident:
+                armed[0] = False
+                interrupt_main_thread_now()
+            self.lock.release()
+
+    class StruckWake(channel_module._Waiter):
+        def __init__(self) -> None:
+            super().__init__()
+            self.wake = Wake()  # type: ignore[assignment]
+            self.wake.acquire()
+
+    monkeypatch.setattr(channel_module, "_Waiter", StruckWake)
+    other: list[Any] = []
+
+    def kernel_side() -> None:
+        mine = kernel.next_call()
+        other.extend(in_thread(lambda: channel.call("s", "other", {"o": 1})))
+        theirs = kernel.next_call()
+        deadline = time.monotonic() + 5
+        while not channel._followers and time.monotonic() < deadline:  # the thread sleeps in line
+            time.sleep(0.001)
+        kernel.answer(mine)  # the main thread reads it, then hands the reading to the thread
+        kernel.answer(theirs)
+
+    scripted, _ = in_thread(kernel_side)
+    with pytest.raises(Interrupted):
+        channel.call("s", "mine", {"m": 1})
+    scripted.join(5)
+    assert not armed[0]
+    other[0].join(5)
+    assert other[1], "the thread handed the reading was never woken: nobody reads the socket"
+    assert other[1][0]["structuredContent"]["echo"] == {"o": 1}
+    answered_promptly(channel, kernel, 2)
+
+
+def test_requests_a_run_left_unanswered_fail_when_the_next_run_begins(pair: tuple[Channel, Kernel]) -> None:
+    """The kernel drops what a run leaves unanswered: a thread left waiting stops waiting, and reading.
+
+    A thread the program left behind (a ``parallel`` whose main thread was interrupted) waits for an answer
+    the kernel will never send, and reads the socket for everyone meanwhile. When the next run begins, its
+    call and a future of that run fail with ChannelClosed; a call made after the run's ``done`` is answered.
+    """
+    channel, kernel = pair
+    left = in_thread(lambda: channel.call("s", "left", {"l": 1}))
+    kernel.next_call()  # never answered
+    future = channel.submit("s", "async", {"a": 1})
+    kernel.next_call()  # nor this one
+    channel.send({"type": "done", "status": "ok", "value": None, "error": None})
+    assert kernel.reader.read() == {"type": "done", "status": "ok", "value": None, "error": None}
+    later = in_thread(lambda: channel.call("s", "later", {"n": 1}))  # between runs: for the next run
+    made_later = kernel.next_call()
+    kernel.sock.sendall(encode_frame({"type": "run", "code": "2"}))  # type: ignore[typeddict-item]
+    assert channel.next_message() == {"type": "run", "code": "2"}
+    left[0].join(5)
+    assert left[1] and isinstance(left[1][0], ChannelClosed), left[1]
+    assert "ended before the kernel answered" in str(left[1][0])
+    with pytest.raises(ChannelClosed):
+        future.result(5)
+    kernel.answer(made_later)
+    later[0].join(5)
+    assert later[1][0]["structuredContent"]["echo"] == {"n": 1}
+    assert not channel._reading  # nobody is left reading for an answer that cannot come
+    answering = in_thread(lambda: kernel.answer(kernel.next_call()))
+    assert channel.call("s", "t", {"x": 2})["structuredContent"]["echo"] == {"x": 2}
+    answering[0].join(5)
+
+
+def test_an_interrupted_wait_for_the_next_run_loses_no_run(
+    pair: tuple[Channel, Kernel], interrupts: None
+) -> None:
+    """SIGINT while the main thread waits between runs: the run frame that comes next is kept for it."""
+    channel, kernel = pair
+    main = threading.get_ident()
+
+    def kernel_side() -> None:
+        time.sleep(0.05)  # the main thread waits in next_message
+        signal.pthread_kill(main, signal.SIGINT)
+
+    scripted, _ = in_thread(kernel_side)
+    with pytest.raises(Interrupted):
+        channel.next_message()
+    scripted.join(5)
+    kernel.sock.sendall(encode_frame({"type": "run", "code": "3"}))  # type: ignore[typeddict-item]
+    assert channel.next_message() == {"type": "run", "code": "3"}
+    answered_promptly(channel, kernel, 4)
