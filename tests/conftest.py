@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -55,12 +57,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
 
 def run_cli(
-    *args: str, cwd: Path, home: Path | None = None, stdin: str | bytes | None = None, timeout: float = 150
+    *args: str,
+    cwd: Path,
+    home: Path | None = None,
+    stdin: str | bytes | None = None,
+    timeout: float = 150,
+    memory_mb: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``codemode ARGS`` as a user would, in ``cwd``, with a home of its own (``cwd/home`` by default).
 
     ``stdin`` may be bytes (a program that is not UTF-8); the output is decoded either way, bad bytes
-    replaced, so a test can read what the user would see.
+    replaced, so a test can read what the user would see. ``memory_mb``: the address space of the CLI and
+    everything it starts (RLIMIT_AS), so that a runaway fails with a MemoryError, not the machine.
     """
     if home is None:
         home = cwd / "home"
@@ -75,9 +83,14 @@ def run_cli(
         input=stdin.encode() if isinstance(stdin, str) else stdin,
         capture_output=True,
         timeout=timeout,
+        preexec_fn=None if memory_mb is None else functools.partial(_limit_memory, memory_mb),
     )
     stdout, stderr = (stream.decode(errors="replace") for stream in (done.stdout, done.stderr))
     return subprocess.CompletedProcess(done.args, done.returncode, stdout, stderr)
+
+
+def _limit_memory(memory_mb: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
 
 
 def require_executable(path: Path | str) -> str:

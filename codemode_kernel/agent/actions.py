@@ -124,7 +124,7 @@ class ActionRunner:
             code, timeout=timeout, tools=self.tools, replay=replay, on_output=on_output, on_call=on_call
         )
         duration = (time.monotonic() - started) * 1000
-        view = execution_text(result)
+        view = execution_text(result, self.options.result_budget)
         saved = await self._keep_whole(view, result.execution_id)
         text = view.render(self.options.result_budget, saved_as=saved)
         self.emit(ExecutionFinished(step, call.id, result, text))

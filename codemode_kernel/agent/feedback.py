@@ -87,15 +87,19 @@ def _clip_middle(text: str, limit: int, note: str) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]{note}\n{text[len(text) - half :]}"
 
 
-def execution_text(result: ExecutionResult) -> ResultText:
-    """The model's view of an execution: output and value (body); error, artifacts and status (tail)."""
+def execution_text(result: ExecutionResult, budget: int | None = None) -> ResultText:
+    """The model's view of an execution: output and value (body); error, artifacts and status (tail).
+
+    ``budget``: the characters the text will be cut to; a table value's rows stop once past it (the rest
+    counted), so that nothing the cut would drop is built. None: every row.
+    """
     body = []
     if result.stdout:
         body.append(_line(result.stdout))
     if result.stderr:
         body.append(_line(result.stderr))
     if result.value is not None:
-        value = value_text(result.value)
+        value = value_text(result.value, limit=budget)
         if value:
             body.append(_line(f"value: {value}{_IMAGE_HINT * (result.value['kind'] == 'image')}"))
     tail = []

@@ -48,7 +48,7 @@ async def finish(
     run: ClientRun | None,
 ) -> Finished:
     """``result`` ready to answer: its text, and the whole stored (off the loop) if the text will be cut."""
-    view = _view(result, ref, run)
+    view = _view(result, budget, ref, run)
     whole = None
     if view.left_out(budget):
         whole = await asyncio.to_thread(keep_whole, store, view.body, result.execution_id, reader=READER)
@@ -75,9 +75,9 @@ def reply(
     )
 
 
-def _view(result: ExecutionResult, ref: SessionRef | None, run: ClientRun | None) -> ResultText:
+def _view(result: ExecutionResult, budget: int, ref: SessionRef | None, run: ClientRun | None) -> ResultText:
     """What the agent's model would read of ``result``, with the session and the client-tools hint kept."""
-    view = execution_text(result)
+    view = execution_text(result, budget)
     more = ""
     if ref is not None:
         more += f"session: {ref.name}" + (" (new: no globals from earlier calls)" if ref.new else "") + "\n"

@@ -6,7 +6,10 @@ without one (``codemode run``, the agent, which cut to budgets of their own) get
 
 from __future__ import annotations
 
-from codemode_kernel.executor.value_text import MAX_CELL, MAX_COLUMNS, MAX_ROWS, table_text, value_text
+import json
+from typing import Any
+
+from codemode_kernel.executor.value_text import MAX_CELL, MAX_COLUMNS, MAX_ROWS, WIDE, table_text, value_text
 from codemode_kernel.worker.values import encode_value
 
 PREVIEW = 2000
@@ -76,3 +79,49 @@ def test_every_kind_of_value_reads_as_one_text() -> None:
     assert value_text(encode_value(b"\x00" * 2048)) == "<bytes, 2,048 bytes>"
     assert value_text(encode_value(list(range(1000))), 20) == "[0, 1, 2, 3, 4, 5, 6..."
     assert value_text(encode_value(object())).startswith("<object object at")
+
+
+def _shapes() -> dict[str, list[dict[str, Any]]]:
+    """Hostile tables: each padded to its widest cell came to tens of megabytes from a few hundred KB."""
+    name = "n" * 20_000
+    return {
+        "one long cell over empty rows": [{"a": "x" * 20_000}] + [{"a": ""} for _ in range(2_000)],
+        "a WIDE cell over rows of 0": [{"a": "x" * WIDE}] + [{"a": 0} for _ in range(30_000)],
+        "a long column name": [{name: 1} for _ in range(2_000)],
+        "a long cell in every column": [
+            {f"c{i}": "y" * 2_000 if r == i else 1 for i in range(40)} for r in range(1_000)
+        ],
+    }
+
+
+def test_a_table_of_any_shape_reads_within_a_few_times_its_envelope() -> None:
+    for shape, rows in _shapes().items():
+        envelope = encode_value(rows)
+        sent = len(json.dumps(envelope, ensure_ascii=False))
+        text = table_text(envelope)
+        assert len(text) <= 3 * sent + 50_000, (shape, len(text), sent)
+        lines = text.splitlines()
+        assert lines[0].startswith(f"table, {len(rows)} rows × "), shape
+        assert lines[-1].split()[0] == str(len(rows) - 1), shape  # every row, none counted as left out
+        longest = max((str(c) for row in rows for c in [*row, *row.values()]), key=len)
+        assert longest in text, shape  # each cell and name whole
+
+
+def test_a_small_table_aligns_every_column_to_its_widest_cell() -> None:
+    envelope = encode_value([{"n": i, "note": "z" * (WIDE if i == 7 else i)} for i in range(40)])
+    lines = table_text(envelope).splitlines()[1:]
+    assert {len(line) for line in lines} == {len(lines[0])} and len(lines[0]) == 2 + 2 + 2 + 2 + WIDE
+
+
+def test_a_limit_stops_the_rows_once_past_it_and_counts_the_rest() -> None:
+    envelope = encode_value([{"n": i, "city": f"city number {i}"} for i in range(20_000)])
+    text = table_text(envelope, limit=1_000)
+    lines = text.splitlines()
+    shown = len(lines) - 3
+    assert 1_000 < len(text) < 1_000 + 2 * len(lines[2]) + len(lines[-1]), len(text)
+    assert [line.split()[0] for line in lines[2:-1]] == [str(i) for i in range(shown)]
+    assert lines[-1] == f"… {20_000 - shown:,} more rows"
+    assert value_text(envelope, limit=1_000) == text
+    # One row past the limit is shown whole: a reader that cuts its text sees what the row holds.
+    wide = encode_value([{"a": "x" * 5_000}, {"a": "y"}])
+    assert table_text(wide, limit=100).splitlines()[2:] == ["0  " + "x" * 5_000, "… 1 more row"]
