@@ -1,8 +1,8 @@
 """The ToolHub and what it is made of: a loop thread, one connection per server."""
 
-from .iri_syntax import defer_iri_syntax
+from . import iri_syntax
 
-defer_iri_syntax()  # before anything here imports jsonschema
+iri_syntax.defer_iri_syntax()  # before anything here imports jsonschema
 
 from .connection import ServerConnection, ServerState  # noqa: E402  (after defer_iri_syntax)
 from .hub import (  # noqa: E402
