@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import time
@@ -35,6 +36,7 @@ from codemode_kernel.worker.sandbox import (
     probe,
     supervise,
 )
+from codemode_kernel.worker.sandbox._cgroup import PidsCgroup
 
 
 def _tag() -> str:
@@ -224,7 +226,46 @@ def test_a_fork_bomb_is_bounded_and_cleaned_up(dirs: Dirs, identity: str) -> Non
     if "max_processes:cgroup" in layers:
         caps = probe()
         assert caps.pids_cgroup is not None
-        assert not (Path(caps.pids_cgroup) / f"codemode-{outcome.pid}").exists(), "the cgroup was left behind"
+        left = list(Path(caps.pids_cgroup).glob(f"codemode-{outcome.pid}-*"))
+        assert not left, "the cgroup was left behind"
+
+
+def test_an_execution_never_adopts_a_cgroup_a_dead_process_left_under_its_pid(dirs: Dirs) -> None:
+    """pids are reused: a cgroup a killed warden left under this pid's name is another execution's to
+    sweep, and joining it let that sweep remove it between our mkdir and our writes (ENODEV, seen with
+    parallel tests). Each execution makes a directory of its own."""
+    caps = probe()
+    if caps.pids_cgroup is None:
+        assert "max_processes" in plan(dirs.policy(), caps).missing()
+        return
+    base = Path(caps.pids_cgroup)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # join moves the calling process: do it in a child, never in the test runner
+        try:
+            os.close(read_end)
+            stale = base / f"codemode-{os.getpid()}"
+            stale.mkdir()
+            cgroup = PidsCgroup(base, 5)
+            cgroup.join()
+            report = {
+                "joined": str(cgroup.path),
+                "stale_kept": stale.is_dir() and not (stale / "cgroup.procs").read_text().strip(),
+                "pids_max": (cgroup.path / "pids.max").read_text().strip(),
+            }
+            cgroup.leave()
+            stale.rmdir()
+            report["left"] = not cgroup.path.exists()
+            os.write(write_end, json.dumps(report).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as reader:
+        report = json.loads(reader.read() or "{}")
+    os.waitpid(pid, 0)
+    assert report, "the child failed before it reported"
+    assert report["joined"] != str(base / f"codemode-{pid}"), "joined the directory a dead process left"
+    assert report["stale_kept"] and report["pids_max"] == "5" and report["left"], report
 
 
 def test_root_gets_a_cgroup_bound_or_a_loud_reason(dirs: Dirs) -> None:

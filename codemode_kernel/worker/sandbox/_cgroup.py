@@ -89,12 +89,15 @@ class PidsCgroup:
     def __init__(self, base: Path, max_processes: int) -> None:
         self.base = base
         self.max_processes = max_processes
-        self.path = base / f"{_PREFIX}{os.getpid()}"
+        # The pid names the owner (for _remove_stale); the random part keeps a directory a dead process left
+        # under the same pid (pids are reused) from being adopted, and removed under us by another
+        # execution's sweep between our mkdir and our writes (ENODEV).
+        self.path = base / f"{_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
 
     def join(self) -> None:
         """Create the cgroup, set ``pids.max`` and move the calling process into it."""
         self._remove_stale()
-        self.path.mkdir(exist_ok=True)
+        self.path.mkdir()
         (self.path / "pids.max").write_text(f"{self.max_processes}\n")
         (self.path / "cgroup.procs").write_text(f"{os.getpid()}\n")
 
@@ -113,7 +116,7 @@ class PidsCgroup:
 
     def _remove_stale(self) -> None:
         for entry in self.base.glob(f"{_PREFIX}*"):
-            owner = entry.name[len(_PREFIX) :]
+            owner = entry.name[len(_PREFIX) :].split("-", 1)[0]
             if not owner.isdigit() or _alive(int(owner)):
                 continue
             with contextlib.suppress(OSError):  # not empty, or removed by another execution
