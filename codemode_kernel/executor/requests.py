@@ -13,11 +13,8 @@ the program's to approve (``approvals.acting_for``), asked about by the run's ap
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any, cast
-
-import jsonschema
 
 from ..approvals import ApprovalCheck, acting_for
 from ..artifacts import ArtifactStore
@@ -47,7 +44,7 @@ from ..worker.protocol import (
     encode_frame,
 )
 from ..worker.records import ArtifactMetadata, RequestError, ValueEnvelope
-from ..worker.tools_module import LLM_SCHEMA, LLM_SCHEMA_ERROR, LLM_SERVER, LLM_TOOL, strip_fences
+from ..worker.tools_module import LLM_SERVER, LLM_TOOL
 from ..worker.values import decode_value, encode_artifact
 from .execution import Execution, LLMHandler
 from .owned import ToolAnswer
@@ -211,18 +208,12 @@ class WorkerRequests:
         calls = self.hub.call_log
         record = calls.start(LLM_SERVER, LLM_TOOL, arguments, execution_id=state.execution_id, seq=seq)
         try:
-            if LLM_SCHEMA in arguments:
-                _check_schema(arguments[LLM_SCHEMA])
             if self.llm is None:
                 raise LLMError(
                     'llm(): no model is configured for this kernel; add one to "models" in the config '
                     "(docs/llm.md)"
                 )
-            text = await self.llm({k: v for k, v in arguments.items() if k != LLM_SCHEMA})
-        except ToolArgumentError as exc:
-            calls.finish(record, "invalid_arguments", error=str(exc))
-            _fail(state, call_id, _error_data(exc, LLM_TOOL))
-            return
+            text = await self.llm(arguments)
         except CodeModeError as exc:
             calls.finish(record, "server_error", error=str(exc))
             _fail(state, call_id, _error_data(exc, LLM_TOOL))
@@ -230,7 +221,7 @@ class WorkerRequests:
         except asyncio.CancelledError:
             calls.finish(record, "cancelled", error="the execution was stopped")
             raise
-        result = _checked_answer({"content": [{"type": "text", "text": text}], "isError": False}, arguments)
+        result = {"content": [{"type": "text", "text": text}], "isError": False}
         calls.finish(record, "ok", result=result)
         state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
 
@@ -285,8 +276,6 @@ class WorkerRequests:
             warnings=("replayed from the record; no server was called",),
         )
         if status in ("ok", "tool_error") and isinstance(result, dict):
-            if (server, tool) == (LLM_SERVER, LLM_TOOL):  # a caller's answer (--pending) is checked too
-                result = _checked_answer(result, arguments)
             state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))
             return True
         error = RequestError(
@@ -388,58 +377,3 @@ def _error_data(exc: CodeModeError, tool: str) -> RequestError:
     if isinstance(exc, (ServerError, ToolError)):
         data["server"] = exc.server
     return data
-
-
-def _check_schema(schema: Any) -> None:
-    """Refuse an ``llm_json`` schema jsonschema cannot use, before the model is asked anything.
-
-    Raises:
-        ToolArgumentError: ``schema`` is not a valid JSON Schema.
-    """
-    try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except Exception as exc:  # the schema is the program's: SchemaError, or odd values jsonschema trips on
-        reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        raise ToolArgumentError(
-            f"llm_json(): schema is not a valid JSON Schema ({reason}); pass a JSON Schema dict, such as "
-            '{"type": "object", "properties": {"city": {"type": "string"}}}',
-            tool="llm_json",
-            field="schema",
-        ) from None
-
-
-def _checked_answer(result: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """An ``llm`` result as the worker gets it: with ``LLM_SCHEMA_ERROR`` when the answer does not fit.
-
-    The schema is the one ``llm_json`` sent; live answers and recorded ones (a caller's, ``--pending``)
-    are checked alike.
-    """
-    result = {k: v for k, v in result.items() if k != LLM_SCHEMA_ERROR}
-    if LLM_SCHEMA not in arguments or result.get("isError"):
-        return result
-    content = result.get("content")
-    text = "".join(
-        str(c.get("text", ""))
-        for c in (content if isinstance(content, list) else ())
-        if isinstance(c, dict) and c.get("type") == "text"
-    )
-    problem = _schema_problem(text, arguments[LLM_SCHEMA])
-    return result if problem is None else {**result, LLM_SCHEMA_ERROR: problem}
-
-
-def _schema_problem(text: str, schema: Any) -> str | None:
-    """What jsonschema says is wrong with the JSON in a model's answer; None when it fits.
-
-    None too when the answer is not JSON: the worker parses it again and says so.
-    """
-    try:
-        value = json.loads(strip_fences(text))
-    except ValueError:
-        return None
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as exc:
-        return exc.message
-    except Exception as exc:  # a $ref jsonschema cannot resolve fails only here, at use
-        return f"jsonschema could not check it ({exc})"
-    return None

@@ -1,7 +1,9 @@
 """Results checked against their tool's own outputSchema: warnings in the call record, never errors.
 
 Real servers break their own outputSchema (a field missing, a number sent as text); the result still
-reaches the caller, and the call record says what did not match.
+reaches the caller, and the call record says what did not match. The schema is compiled as every server
+schema is (``validation.schema_validator``): a ``$ref`` to a file or an address is never fetched, and the
+warning of a result that reaches one names it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 import jsonschema
 
 from ..core.toolspec import ToolSpec
+from .validation import outside_reference, schema_validator
 
 __all__ = ["OutputChecks"]
 
@@ -45,9 +48,7 @@ def _compile(spec: ToolSpec) -> _Checker:
     """Compile the tool's outputSchema once; the checker returns warnings and never raises."""
     assert spec.output_schema is not None
     try:
-        cls = jsonschema.validators.validator_for(spec.output_schema)
-        cls.check_schema(spec.output_schema)
-        compiled = cls(spec.output_schema)
+        compiled = schema_validator(spec.output_schema)
     except Exception as exc:  # whatever a server sends as a schema, the result still reaches the caller
         warning = (
             f"{spec.qualified_name}: its outputSchema is not valid JSON Schema ({exc}); results not checked"
@@ -57,8 +58,8 @@ def _compile(spec: ToolSpec) -> _Checker:
     def check(structured: Any) -> tuple[str, ...]:
         try:
             error = jsonschema.exceptions.best_match(compiled.iter_errors(structured))
-        except Exception as exc:  # an unresolvable $ref, a hostile pattern...: report, never lose the result
-            reason = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # a $ref outside it, a hostile pattern...: report, never lose the result
+            reason = outside_reference(exc) or f"{type(exc).__name__}: {exc}"
             return (f"{spec.qualified_name}: its outputSchema could not be checked ({reason})",)
         if error is None:
             return ()

@@ -11,13 +11,23 @@ as ``Any`` is still checked exactly. Errors name the tool, the field as the call
 
 One keyword outside JSON Schema is honoured: OpenAPI 3.0's ``"nullable": true``, which servers built
 from OpenAPI models send and mean as "null is also valid here" (the types say ``X | None`` for it too).
+
+A schema from a server or a client is untrusted, and jsonschema left to its defaults fetches a ``$ref`` it
+cannot find in the schema with ``urlopen``: a file on the kernel's host (whose content then shows in a
+validation message) or any address, with no timeout, on the hub's event loop. Every check of such a schema
+in the kernel compiles it with :func:`schema_validator` (here, ``output_check``, and ``serve.client_tools``
+through this module), whose registry is empty: a reference resolves inside the schema (or to a metaschema
+jsonschema ships) or not at all. :func:`refs_outside` finds those that point elsewhere, and
+:func:`refs_not_inside` and :func:`outside_reference` say so, naming them.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable, Mapping
+import json
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolArgumentError
@@ -30,7 +40,16 @@ if TYPE_CHECKING:
 
     from ..typegen.model import ToolModel
 
-__all__ = ["ArgumentValidator", "validate_arguments"]
+__all__ = [
+    "ArgumentValidator",
+    "outside_reference",
+    "refs_not_inside",
+    "refs_outside",
+    "schema_validator",
+    "validate_arguments",
+]
+
+log = logging.getLogger(__name__)
 
 _PY_TYPES = {
     "string": "str",
@@ -52,7 +71,8 @@ class ArgumentValidator:
     ``function_name`` and ``parameter_names`` (wire name -> Python name) let messages speak the caller's
     language. If the schema is not valid JSON Schema, validation is switched off: :attr:`problem` says
     why, and :attr:`warning` says it for the logs, naming the tool. If the schema breaks jsonschema only
-    when used (a remote ``$ref``), that call goes out unchecked. Either way the server still checks its
+    when used (a ``$ref`` outside it, which is never fetched), the calls whose arguments reach that part
+    go out unchecked, and :attr:`warning` names the reference. Either way the server still checks its
     own input.
     """
 
@@ -70,21 +90,23 @@ class ArgumentValidator:
         self.problem: str | None = None
         """Why validation is off (``inputSchema cannot be used for validation (...)``), or None."""
         self._validator: Validator | None = None
-        schema = spec.input_schema
-        # Imported here: jsonschema and its format checkers are a large import, paid with the first
-        # tool's model rather than when the hub is imported.
-        from jsonschema import Draft202012Validator
-        from jsonschema.validators import validator_for
-
         try:
-            cls = validator_for(schema, default=Draft202012Validator)
-            cls.check_schema(schema)
-            self._validator = _reading_nullable(cls)(schema)
+            self._validator = schema_validator(spec.input_schema, nullable=True)
         # The schema is untrusted input and jsonschema can fail on it in many ways (SchemaError,
         # RecursionError on absurd nesting, TypeError on odd $schema values); all mean "cannot check".
         except Exception as exc:
             self.problem = self._unusable(exc)
             self.warning = f"{spec.qualified_name}: {self.problem}; arguments are sent unchecked"
+            return
+        try:
+            outside = refs_outside(spec.input_schema, type(self._validator))
+        except Exception:  # only a warning is at stake: validate() still says what it meets
+            outside = []
+        if outside:  # said now, for the logs; the calls that reach them are sent unchecked (validate)
+            self.warning = (
+                f"{spec.qualified_name}: inputSchema: {refs_not_inside(outside)}; arguments that reach "
+                f"{'it' if len(outside) == 1 else 'them'} are sent unchecked"
+            )
 
     @property
     def enabled(self) -> bool:
@@ -94,6 +116,8 @@ class ArgumentValidator:
     @staticmethod
     def _unusable(exc: BaseException) -> str:
         """What is wrong with a schema jsonschema cannot work with."""
+        if (outside := outside_reference(exc)) is not None:  # names the reference whole
+            return f"inputSchema cannot be used for validation ({outside})"
         reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         return f"inputSchema cannot be used for validation ({clip(str(reason), 160)})"
 
@@ -120,12 +144,18 @@ class ArgumentValidator:
             return
         try:
             errors = list(itertools.islice(self._validator.iter_errors(dict(arguments)), _MAX_ERRORS))
-        # A remote or broken $ref fails only here, at use, and only for arguments that reach it: this call
-        # goes out unchecked (the server still checks), later calls are checked again.
+        # A $ref outside the schema (never fetched) or a broken one fails only here, at use, and only for
+        # arguments that reach it: this call goes out unchecked (the server still checks), later calls are
+        # checked again.
         except Exception as exc:
-            self.warning = (
+            warning = (
                 f"{self.spec.qualified_name}: {self._unusable(exc)}; some arguments could not be checked"
             )
+            if (
+                warning != self.warning
+            ):  # logged once per tool and reason (the hub keeps one validator a tool)
+                log.warning("%s", warning)
+            self.warning = warning
             return
         if not errors:
             return
@@ -191,6 +221,88 @@ class ArgumentValidator:
             else:
                 text += f"[{part!r}]"
         return text
+
+
+def refs_not_inside(refs: Sequence[str]) -> str:
+    """What to say of ``$ref`` values that point outside their schema (a file, an address): never fetched."""
+    shown = ", ".join(json.dumps(clip(ref, 200)) for ref in refs[:3])
+    more = f" (and {len(refs) - 3} more)" if len(refs) > 3 else ""
+    said = f"$ref {shown} is" if len(refs) == 1 else f"$refs {shown}{more} are"
+    return (
+        f"{said} not inside the schema: references are resolved only within it, never fetched from a file or "
+        "the network"
+    )
+
+
+def outside_reference(exc: BaseException) -> str | None:
+    """What to say of the reference when ``exc`` is jsonschema failing to resolve one (else None)."""
+    from referencing.exceptions import Unresolvable
+
+    if isinstance(exc, Unresolvable):  # jsonschema's _WrappedReferencingError is one too, and has its ref
+        return refs_not_inside([str(exc.ref)])
+    return None
+
+
+def schema_validator(schema: Any, *, nullable: bool = False) -> Validator:
+    """A jsonschema validator for a schema a server or a client sent: checked, and never fetching a ``$ref``.
+
+    The class follows the schema's ``$schema`` (Draft 2020-12 when there is none); ``nullable`` extends it
+    to read OpenAPI's ``"nullable": true``. Its registry is empty, so a reference resolves inside the
+    schema (or to a metaschema jsonschema ships) or not at all: validating what reaches one that points
+    elsewhere raises ``referencing.exceptions.Unresolvable`` (:func:`outside_reference` says it).
+
+    Raises:
+        jsonschema.SchemaError: ``schema`` is not valid JSON Schema.
+        Exception: anything else jsonschema trips on (RecursionError on absurd nesting...).
+    """
+    # Imported here: jsonschema and its format checkers are a large import, paid with the first tool's
+    # model rather than when the hub is imported.
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
+    cls = validator_for(schema, default=Draft202012Validator)
+    cls.check_schema(schema)
+    compiled: Validator = (_reading_nullable(cls) if nullable else cls)(schema, registry=Registry())
+    return compiled
+
+
+def refs_outside(schema: Any, cls: type[Validator] | None = None) -> list[str]:
+    """Each ``$ref`` and ``$dynamicRef`` in ``schema`` that does not resolve inside it, in document order.
+
+    Resolved as ``cls`` (the schema's dialect by default) would at validation, with every ``$id`` scope,
+    but without fetching anything: only the schema itself and jsonschema's metaschemas are known.
+    """
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
+    from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
+    from referencing import Resource, Specification
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import specification_with
+
+    if cls is None:
+        cls = validator_for(schema, default=Draft202012Validator)
+    specification: Specification[Any] = specification_with(
+        str(cls.META_SCHEMA.get("$schema", "")), default=Specification.OPAQUE
+    )
+    outside: list[str] = []
+
+    def walk(resource: Resource[Any], resolver: Any) -> None:
+        contents = resource.contents
+        if isinstance(contents, Mapping):
+            for keyword in ("$ref", "$dynamicRef"):
+                ref = contents.get(keyword)
+                if isinstance(ref, str):
+                    try:
+                        resolver.lookup(ref)
+                    except Unresolvable:
+                        outside.append(ref)
+        for subresource in resource.subresources():
+            walk(subresource, resolver.in_subresource(subresource))
+
+    root = specification.create_resource(schema)
+    walk(root, METASCHEMAS.resolver_with_root(root))
+    return outside
 
 
 @functools.cache

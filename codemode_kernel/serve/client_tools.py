@@ -32,7 +32,7 @@ from ..core.toolspec import ToolSpec
 from ..executor import ExecutionResult
 from ..executor.owned import OwnedTool, answered, call_result
 from ..executor.result import ErrorRecord, PendingCall
-from ..hub.validation import ArgumentValidator
+from ..hub.validation import ArgumentValidator, refs_not_inside, refs_outside
 from ..toolbox import RESERVED_NAMES
 from ..typegen import build_tool_models
 
@@ -248,11 +248,20 @@ def _check_schema(schema: Any, place: str, *, required: bool) -> dict[str, Any] 
             'use "type": "object" with the values as properties'
         )
     checked: dict[str, Any] = {"type": "object", **schema}
+    cls = jsonschema.validators.validator_for(checked)
     try:
-        jsonschema.validators.validator_for(checked).check_schema(checked)
+        cls.check_schema(checked)
     except jsonschema.SchemaError as exc:
         at = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in exc.absolute_path)
         raise ClientToolsError(f"{place}{at}: not valid JSON Schema: {exc.message}") from None
+    # The kernel checks calls and results against it, and never fetches a $ref (a file on this host, an
+    # address): one that points outside the schema is refused now, so the client can put it in $defs.
+    outside = refs_outside(checked, cls)
+    if outside:
+        raise ClientToolsError(
+            f'{place}: {refs_not_inside(outside)}; put what it refers to under "$defs" and refer to '
+            '"#/$defs/<name>"'
+        )
     return checked
 
 

@@ -16,7 +16,7 @@ import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..core.errors import ArtifactError, CodeModeError, LLMError, UnknownToolError
+from ..core.errors import ArtifactError, CodeModeError, LLMError, ToolArgumentError, UnknownToolError
 from ..core.progress import ProgressHandler, ToolProgress, ToolStream
 from ..core.results import error_message
 from ..core.toolspec import ToolSpec
@@ -28,23 +28,12 @@ from ..typegen import (
     make_tool_function,
     render_signature,
 )
-from ..typegen.search import DEFAULT_LIMIT, rank_tools
 from ..typegen.text import summary
 from .channel import Channel
 from .protocol import FrameTooLarge, ProtocolError
 from .values import decode_value, encode_artifact
 
-__all__ = [
-    "HELPER_NAMES",
-    "LLM_SCHEMA",
-    "LLM_SCHEMA_ERROR",
-    "LLM_SERVER",
-    "LLM_TOOL",
-    "ProgramComplete",
-    "ToolRuntime",
-    "build_tools_module",
-    "strip_fences",
-]
+__all__ = ["HELPER_NAMES", "LLM_SERVER", "LLM_TOOL", "ProgramComplete", "ToolRuntime", "build_tools_module"]
 
 HELPER_NAMES = (
     "complete",
@@ -290,14 +279,21 @@ def _stream(runtime: ToolRuntime) -> Callable[..., ToolStream]:
     return stream
 
 
+_SEARCH_LIMIT = 10
+"""``search_tools``' default: ``typegen.search.DEFAULT_LIMIT``, stated here so that the ranking is loaded
+by the programs that search, not by every worker (test_worker_footprint.py checks that the two agree)."""
+
+
 def _search_tools(models: list[ToolModel]) -> Callable[..., list[dict[str, str]]]:
-    def search_tools(query: str, limit: int = DEFAULT_LIMIT) -> list[dict[str, str]]:
+    def search_tools(query: str, limit: int = _SEARCH_LIMIT) -> list[dict[str, str]]:
         """The tools that fit the words of ``query``, best first: at most ``limit`` (10; 50 at most).
 
         A word in a tool's name counts most, then in its argument names, then in its description
         (``snake_case`` and ``camelCase`` split; typegen/search.py). Each hit is ``{"name", "signature",
         "description"}``; call ``tool_schema(name)`` for the rest.
         """
+        from ..typegen.search import rank_tools  # loaded by the programs that search, not by every worker
+
         return [
             {
                 "name": hit.model.function_name,
@@ -386,27 +382,11 @@ LLM_SERVER, LLM_TOOL = "codemode", "llm"
 and a replay answers it from the record like any tool call. (A configured server with this name would
 never see these calls: the kernel answers them.)"""
 
-LLM_SCHEMA, LLM_SCHEMA_ERROR = "schema", "schemaError"
-"""``llm_json``'s schema travels with the question (``arguments[LLM_SCHEMA]``) and the kernel, which has
-jsonschema, answers with the text and, when the JSON in it does not fit, ``result[LLM_SCHEMA_ERROR]``: what
-jsonschema said. A worker never loads jsonschema (docs/architecture.md, the process boundary)."""
-
 _JSON_ONLY = "Answer with one JSON value and nothing else: no prose, no Markdown fences."
 
 
 def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[..., Any]]:
     """``llm`` and ``llm_json``: questions to the configured model, asked by the kernel (no key here)."""
-
-    def ask(function: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """Send the question; the answer's text and the whole result (``LLMError`` when it failed)."""
-        try:
-            result = runtime.require_channel().call(LLM_SERVER, LLM_TOOL, arguments)
-        except FrameTooLarge as exc:
-            raise _too_large(function, exc) from None
-        if result.get("isError"):
-            raise LLMError(error_message(result))
-        text = "".join(str(c.get("text", "")) for c in result.get("content") or () if c.get("type") == "text")
-        return text, result
 
     def llm(prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
         """Ask the configured model; returns its answer as text.
@@ -414,10 +394,18 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
         The kernel sends the request (the program never holds a key) and records it in the trace.
         Raises ``LLMError`` when no model is configured or the request fails.
         """
-        arguments = _question(prompt, system)
+        arguments: dict[str, Any] = {"prompt": str(prompt)}
+        if system is not None:
+            arguments["system"] = str(system)
         if max_tokens is not None:
             arguments["max_tokens"] = int(max_tokens)
-        return ask("llm", arguments)[0]
+        try:
+            result = runtime.require_channel().call(LLM_SERVER, LLM_TOOL, arguments)
+        except FrameTooLarge as exc:
+            raise _too_large("llm", exc) from None
+        if result.get("isError"):
+            raise LLMError(error_message(result))
+        return "".join(str(c.get("text", "")) for c in result.get("content") or () if c.get("type") == "text")
 
     def llm_json(
         prompt: str, schema: dict[str, Any] | None = None, *, system: str | None = None, strict: bool = True
@@ -426,24 +414,23 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
 
         Raises ``ValueError`` naming what was wrong when the answer is not JSON or does not fit. With
         ``strict=False`` it never does (seed 004): an answer that is not JSON comes back as its text, and
-        one that does not fit ``schema`` as it is parsed.
+        one that does not fit ``schema`` as it is parsed. A ``schema`` that is not JSON Schema raises
+        ``ToolArgumentError`` before the model is asked.
         """
         wanted = _JSON_ONLY
         if schema is not None:
             wanted += f" The value must validate against this JSON Schema: {json.dumps(schema)}"
-        arguments = _question(f"{prompt}\n\n{wanted}", system)
-        if schema is not None and strict:
-            arguments[LLM_SCHEMA] = schema  # the kernel checks the answer against it
-        answer, result = ask("llm_json", arguments)
+        check = _schema_check(schema) if schema is not None and strict else None
+        answer = llm(f"{prompt}\n\n{wanted}", system=system)
+        text = _strip_fences(answer)
         try:
-            value = json.loads(strip_fences(answer))
+            value = json.loads(text)
         except ValueError as exc:
             if not strict:
                 return answer
             raise ValueError(f"llm_json: the model's answer is not JSON ({exc}): {answer[:200]!r}") from None
-        problem = result.get(LLM_SCHEMA_ERROR)
-        if problem is not None and strict:
-            raise ValueError(f"llm_json: the answer does not fit the schema: {problem}")
+        if check is not None:
+            check(value)
         return value
 
     for function in (llm, llm_json):
@@ -451,15 +438,51 @@ def _llm_functions(runtime: ToolRuntime) -> tuple[Callable[..., str], Callable[.
     return llm, llm_json
 
 
-def _question(prompt: str, system: str | None) -> dict[str, Any]:
-    """The arguments of an ``llm`` call: the prompt, and the system prompt when there is one."""
-    arguments: dict[str, Any] = {"prompt": str(prompt)}
-    if system is not None:
-        arguments["system"] = str(system)
-    return arguments
+def _schema_check(schema: Any) -> Callable[[Any], None]:
+    """``llm_json``'s check of an answer against the program's ``schema``, compiled before the model is asked.
+
+    A schema the program wrote is untrusted input, so it is checked here, where the program runs: in the
+    sandbox, under the run's CPU and time limits, with no network and the host's secrets hidden. A ``$ref``
+    jsonschema fetches (a file, an address) reaches only what the program could reach itself, and a slow
+    ``pattern`` costs the run its own time, never the kernel's event loop. jsonschema is imported here, at
+    the call: the one third-party import of the worker's side, which pyproject.toml's import contract
+    allows by name (docs/architecture.md, the process boundary); a worker whose program never passes a
+    schema never loads it.
+
+    Raises:
+        ToolArgumentError: ``schema`` is not valid JSON Schema.
+    """
+    import jsonschema
+
+    try:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        validator = cls(schema)
+    except Exception as exc:  # the schema is the program's: SchemaError, or odd values jsonschema trips on
+        reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        raise ToolArgumentError(
+            f"llm_json(): schema is not a valid JSON Schema ({reason}); pass a JSON Schema dict, such as "
+            '{"type": "object", "properties": {"city": {"type": "string"}}}',
+            tool="llm_json",
+            field="schema",
+        ) from None
+
+    def check(value: Any) -> None:
+        """Raise ``ValueError`` saying what jsonschema found wrong with ``value``."""
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        except Exception as exc:  # a $ref it cannot resolve (a hidden file, an address), absurd nesting...
+            reason = str(exc) or type(exc).__name__
+            raise ValueError(
+                f"llm_json: jsonschema could not check the answer against the schema ({reason})"
+            ) from None
+        if error is not None:
+            raise ValueError(f"llm_json: the answer does not fit the schema: {error.message}")
+
+    return check
 
 
-def strip_fences(text: str) -> str:
+def _strip_fences(text: str) -> str:
     """The JSON inside a Markdown code fence, which models add even when asked not to."""
     stripped = text.strip()
     if stripped.startswith("```"):

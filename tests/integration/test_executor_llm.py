@@ -13,6 +13,7 @@ from codemode_kernel.config import load_config
 from codemode_kernel.core.errors import LLMUnreachableError
 from codemode_kernel.executor import Executor
 from tests.integration.test_executor import WEATHER
+from tests.integration.test_schema_refs import SchemaListener
 
 asked: list[dict[str, Any]] = []
 
@@ -67,16 +68,20 @@ def test_llm_json_parses_checks_and_names_what_was_wrong(toolbox: Toolbox) -> No
         assert "not JSON" in bad.error["message"] and "not json at all" in bad.error["message"]
 
 
-def test_llm_json_schema_is_checked_by_the_kernel_and_the_worker_never_loads_jsonschema(
+def test_llm_json_checks_the_schema_in_the_worker_which_loads_jsonschema_only_for_it(
     toolbox: Toolbox,
 ) -> None:
+    """A schema the program wrote is checked where the program runs: in the sandbox, under its limits."""
     fits = {"type": "object", "properties": {"city": {"type": "string"}}}
     wants_more = {**fits, "required": ["city", "temperature"]}
-    loaded = "import sys\nsorted(m for m in ('jsonschema', 'referencing') if m in sys.modules)"
+    loaded = "'jsonschema' in sys.modules"
     with Executor(toolbox, llm=answer) as ex:
-        ok = ex.run(f"v = llm_json('fenced please', schema={fits!r})\n{loaded}")
+        ok = ex.run(
+            f"import sys\nbefore = {loaded}\nllm('hi')\nllm_json('fenced please')\nwithout = {loaded}\n"
+            f"v = llm_json('fenced please', schema={fits!r})\n[before, without, {loaded}, v]"
+        )
         assert ok.status == "ok", ok.error
-        assert ok.value == {"kind": "json", "data": []}
+        assert ok.value == {"kind": "json", "data": [False, False, True, {"city": "Oslo", "warm": False}]}
         bad = ex.run(f"x = 1\nllm_json('fenced please', schema={wants_more!r})")
         assert bad.status == "error" and bad.error is not None
         assert (bad.error["type"], bad.error["line"]) == ("ValueError", 2)
@@ -85,9 +90,51 @@ def test_llm_json_schema_is_checked_by_the_kernel_and_the_worker_never_loads_jso
         )
         loose = ex.run(f"llm_json('fenced please', schema={wants_more!r}, strict=False)")
         assert loose.value == {"kind": "json", "data": {"city": "Oslo", "warm": False}}
+        asked.clear()
         wrong = ex.run("llm_json('fenced please', schema={'type': 'no such type'})")
         assert wrong.error is not None and wrong.error["type"] == "ToolArgumentError"
         assert "schema is not a valid JSON Schema" in wrong.error["message"]
+        assert asked == [] and wrong.tool_calls == []  # refused before the model is asked
+
+
+def test_llm_json_records_the_question_only_as_before_so_its_records_replay(toolbox: Toolbox) -> None:
+    """The schema is not part of the recorded call: its arguments (and so its replay key) and its result
+    are what they were before the schema check moved to the kernel and back (records made then replay)."""
+    fits = {"type": "object", "properties": {"city": {"type": "string"}}}
+    program = f"llm_json('fenced please', system='terse', schema={fits!r})"
+    with Executor(toolbox, llm=answer) as ex:
+        live = ex.run(program)
+        assert live.status == "ok", live.error
+        (call,) = live.tool_calls
+        assert sorted(call["arguments"]) == ["prompt", "system"]
+        fenced = '```json\n{"city": "Oslo", "warm": false}\n```'
+        assert call["result"] == {"content": [{"type": "text", "text": fenced}], "isError": False}
+        asked.clear()
+        again = ex.run(program, replay=live.tool_calls)
+    assert again.status == "ok", again.error
+    assert again.value == live.value and asked == []
+
+
+@pytest.mark.filterwarnings("ignore:Automatically retrieving remote references:DeprecationWarning")
+def test_a_schema_that_refers_to_a_file_or_address_reads_nothing_outside_the_sandbox(
+    toolbox: Toolbox,
+) -> None:
+    """jsonschema would fetch a ``$ref`` it cannot find in the schema; in the worker that is the program's
+    own reach: a hidden file (the workspace's .env) stays unreadable and no address answers."""
+    secret = "secret-token-xyz"
+    hidden = toolbox.config.workspace / ".env"
+    hidden.write_text(json.dumps({"type": "object", "required": [secret]}))
+    try:
+        with SchemaListener() as listener, Executor(toolbox, llm=answer) as ex:
+            for ref in (hidden.as_uri(), listener.url):
+                result = ex.run(f"llm_json('fenced please', schema={{'$ref': {ref!r}}})")
+                assert result.error is not None and result.error["type"] == "ValueError", result.error
+                message = result.error["message"]
+                assert message.startswith("llm_json: jsonschema could not check the answer"), message
+                assert ref in message and secret not in json.dumps(result.to_dict())
+            assert listener.requests == []
+    finally:
+        hidden.unlink()
 
 
 def test_an_llm_json_answer_from_a_record_is_checked_against_the_schema_too(toolbox: Toolbox) -> None:

@@ -236,6 +236,17 @@ BAD_REQUESTS: list[tuple[dict[str, Any], str]] = [
         {"code": "1", "tools": [{"name": "t", "inputSchema": {"type": "object", "properties": 3}}]},
         'tools[0] ("t").inputSchema.properties: not valid JSON Schema',
     ),
+    (  # never read: a $ref resolves only inside the schema, not from a file or an address
+        {
+            "code": "1",
+            "tools": [{"name": "t", "inputSchema": {"properties": {"p": {"$ref": "file:///etc/passwd"}}}}],
+        },
+        'tools[0] ("t").inputSchema: $ref "file:///etc/passwd" is not inside the schema',
+    ),
+    (
+        {"code": "1", "tools": [{**TRANSLATE, "outputSchema": {"$ref": "http://127.0.0.1:9/en.json"}}]},
+        'tools[0] ("translate").outputSchema: $ref "http://127.0.0.1:9/en.json" is not inside the schema',
+    ),
     (
         {"code": "1", "tools": [WEB_SEARCH, WEB_SEARCH]},
         'tools[1]: a second tool named "webSearch" (tools[0] is the first)',
