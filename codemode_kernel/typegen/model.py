@@ -52,7 +52,7 @@ class InputCheck(Protocol):
     """A compiled check of one tool's input schema: what a model reads of it and keeps.
 
     The kernel's is ``hub.validation.ArgumentValidator`` (jsonschema). typegen names only this face, so
-    a worker, which builds its tools from the nullability the kernel found, never loads jsonschema.
+    a worker, which builds its tools from the nullability the kernel found, needs no jsonschema for them.
     """
 
     warning: str | None

@@ -7,6 +7,8 @@ its channel (``channel``, ``protocol``).
 
 Everything here imports only the standard library, ``codemode_kernel.core`` and ``codemode_kernel.typegen``
 (both standard library only), also inside functions: a prepared worker must not carry the MCP SDK,
-pydantic, jsonschema or the hub. ``lint-imports`` checks the rule (the contracts in pyproject.toml). The
+pydantic, jsonschema or the hub. One exception: ``llm_json(schema=...)`` imports jsonschema when a program
+calls it, since a schema the program wrote is checked in the sandbox. ``lint-imports`` checks the rule
+(the contracts in pyproject.toml). The
 kernel's side of the boundary is ``codemode_kernel.executor`` (docs/architecture.md).
 """
