@@ -5,7 +5,6 @@ The public API is the names below; every module path may change.
 
 from typing import TYPE_CHECKING
 
-from ._version import __version__ as __version__
 from .core.errors import (
     AgentError,
     ArtifactError,
@@ -26,6 +25,7 @@ from .core.errors import (
 )
 
 if TYPE_CHECKING:
+    from ._version import __version__ as __version__
     from .artifacts import Artifact, ArtifactStore
     from .calllog import CallLog, CallRecord
     from .config import CodeModeSettings, Config, ServerConfig, load_config, resolve_code_mode
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 # Imported on first use: a worker process imports this package too, and must not pay for the hub, the
 # MCP SDK and pydantic it never uses (docs/architecture.md).
 _LAZY = {
+    "__version__": "_version",  # a worker needs no version: one module fewer in every prepared worker
     "Artifact": "artifacts",
     "ArtifactStore": "artifacts",
     "CallLog": "calllog",
