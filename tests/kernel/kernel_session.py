@@ -154,14 +154,14 @@ def wait_for_printed(client: BlockingKernelClient, msg_id: str, printed: str, ti
 
 
 def run_and_interrupt(
-    kernel: Kernel, code: str, started: str, *, pause: float = 0.5
+    kernel: Kernel, code: str, started: str, *, pause: float = 0.0
 ) -> tuple[dict[str, Any], float]:
-    """Run ``code``, interrupt it once it printed ``started`` and ``pause`` seconds passed; the execute
-    reply's content and how long it came after the interrupt.
+    """Run ``code``, interrupt it once it printed ``started`` (and ``pause`` seconds passed); the execute
+    reply's content and how long it came after the interrupt. Returns once the kernel is idle again.
 
-    The pause is a person's reaction, not a wait for an event: interrupted at the very moment a
-    ``%%codemode`` program printed, a kernel whose parent blocked SIGINT once (1 run in about 10) gave
-    the next cell no record (test_kernel_inherited_signals, [blocked-signal]), a race not yet understood.
+    ipykernel 7 sends the reply of a cell that failed before it starts discarding the requests queued
+    behind it (``stop_on_error``), so a next cell sent as soon as the reply came could be aborted (seen:
+    ``{'status': 'aborted'}``, no output); once the cell's ``idle`` status has come, it is not.
     """
     msg_id = kernel.client.execute(code)
     wait_for_printed(kernel.client, msg_id, started)
@@ -170,7 +170,21 @@ def run_and_interrupt(
     kernel.manager.interrupt_kernel()  # from this thread: jupyter_core's run_sync keeps a loop per thread
     interrupted = time.monotonic()
     reply = shell_reply(kernel, msg_id)
-    return reply["content"], time.monotonic() - interrupted
+    delay = time.monotonic() - interrupted
+    wait_for_idle(kernel.client, msg_id)
+    return reply["content"], delay
+
+
+def wait_for_idle(client: BlockingKernelClient, msg_id: str, timeout: float = 30) -> None:
+    """Wait for the kernel's ``idle`` status after the request ``msg_id`` (other iopub messages pass)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, f"the kernel never said it was idle after {msg_id}"
+        msg = client.get_iopub_msg(timeout=left)
+        parent = msg["parent_header"].get("msg_id")
+        if parent == msg_id and msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return
 
 
 def start_kernel(

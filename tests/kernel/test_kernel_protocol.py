@@ -157,9 +157,9 @@ def plain_tracebacks(kernel_in_mode: Kernel) -> Iterator[Kernel]:
 def test_a_slow_tool_call_in_the_namespace_is_interruptible(plain_tracebacks: Kernel) -> None:
     k = plain_tracebacks
     code = "print('calling', flush=True)\nget_forecast(city='Oslo', days=7, delay_seconds=10)"  # ~70 s
-    # No message says that the call is under way (the print comes just before it): run_and_interrupt's
-    # half a second lets the kernel send it; the traceback below shows it was.
-    reply, delay = run_and_interrupt(k, code, started="calling")
+    # No message says that the call is under way (the print comes just before it): half a second for
+    # the kernel to send it; the traceback below shows it was.
+    reply, delay = run_and_interrupt(k, code, started="calling", pause=0.5)
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
     assert delay < 2
     traceback = ANSI.sub("", "\n".join(reply["traceback"]))
