@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Kernel, configured_kernel
+from kernel_session import Kernel, configured_kernel, shell_reply, wait_for_idle
 
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedToolCall, ScriptedTurn
 from codemode_kernel.views.display import TRACE_MIME
@@ -192,12 +192,10 @@ def test_an_interrupt_cancels_the_model_request_in_flight(
         time.sleep(0.1)
     agent_kernel.manager.interrupt_kernel()
     interrupted = time.monotonic()
-    while True:
-        reply = agent_kernel.client.get_shell_msg(timeout=30)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            break
+    reply = shell_reply(agent_kernel, msg_id)
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
     assert time.monotonic() - interrupted < 5
+    wait_for_idle(agent_kernel.client, msg_id)  # else the next cell may be aborted (stop_on_error)
     assert server.wait_disconnected(timeout=10), "the model request was not cancelled at the server"
     assert agent_kernel.run("%%agent\nAre you there?").data()[-2] == "Still here."
 
