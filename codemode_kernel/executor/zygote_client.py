@@ -82,7 +82,15 @@ def worker_environment(source: Mapping[str, str] | None = None) -> dict[str, str
         MKL_NUM_THREADS="1",
         MALLOC_ARENA_MAX="2",
         PYTHONUNBUFFERED="1",
+        # setuptools' .pth imports _distutils_hack into every interpreter unless told not to; a worker has
+        # no use for its distutils shim (the variable is not in a program's scrubbed environment).
+        SETUPTOOLS_USE_DISTUTILS="stdlib",
     )
+    # Python's start-up finds the user's site directory from HOME, or else imports pwd to read the password
+    # database: the same directory either way, one module fewer in every worker. A program never sees this
+    # HOME: the sandbox points HOME at the run's private temp dir.
+    if "HOME" in env:
+        kept["HOME"] = env["HOME"]
     return kept
 
 
