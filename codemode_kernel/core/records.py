@@ -9,6 +9,11 @@ displays (``TraceRecord`` and ``TraceMetadata``, ``views/display.py``) and the k
 sidebar (``KernelState``, ``kernel/state_file.py``) are typed with them; and the JupyterLab extension's
 types and its test fixtures are generated from them (``scripts/record_types.py``, with ``--check``).
 
+Two records only a worker's frames carry are here too, so that a worker loads one module of records: why
+the kernel refused a request (``RequestError``) and a program's ``llm()`` arguments (``LLMRequest``).
+docs/protocol.md lists them with the values, errors and artifacts inside frames (``worker/protocol.py``'s
+``RECORDS``); the extension never sees them (they are not in ``RECORD_TYPES``).
+
 Why TypedDicts: a record is plain JSON on every wire (a worker's frame, a notebook, MCP structured content),
 and this module must stay importable by a worker (standard library only).
 
@@ -33,8 +38,10 @@ __all__ = [
     "ImageEnvelope",
     "JsonEnvelope",
     "KernelState",
+    "LLMRequest",
     "PendingCall",
     "ReprEnvelope",
+    "RequestError",
     "ServerEntry",
     "TableEnvelope",
     "TextEnvelope",
@@ -137,6 +144,33 @@ class ErrorRecord(TypedDict):
     source_line: NotRequired[str | None]
     traceback: NotRequired[str]
     """The program's own frames only, as Python prints a traceback."""
+
+
+# --- a worker's requests ---------------------------------------------------------------------------------
+
+
+class RequestError(TypedDict):
+    """Why the kernel refused a tool call or an artifact request; the worker raises it by ``type``."""
+
+    type: str
+    """An error class the worker knows (``ToolError``, ``ArtifactNotFoundError``...); others: ServerError."""
+    message: str
+    tool: NotRequired[str]
+    server: NotRequired[str | None]
+    field: NotRequired[str | None]
+    """ToolArgumentError: the argument at fault."""
+    timeout: NotRequired[float]
+    """ToolTimeoutError: the call's timeout, in seconds."""
+    key: NotRequired[str | None]
+    """ArtifactNotFoundError: the id or name that was not found."""
+
+
+class LLMRequest(TypedDict):
+    """The ``arguments`` of a program's ``llm()``: a ``tool_call`` of the pseudo tool codemode/llm."""
+
+    prompt: str
+    system: NotRequired[str]
+    max_tokens: NotRequired[int]
 
 
 # --- artifacts --------------------------------------------------------------------------------------------

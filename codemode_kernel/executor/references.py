@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 from ..core import errors
 from ..core.errors import CodeModeError
+from ..core.records import ErrorRecord
 from ..worker.lenient import JSON_LITERALS
-from ..worker.records import ErrorRecord
 from ..worker.source import prepare
 from ..worker.tools_module import HELPER_NAMES
 

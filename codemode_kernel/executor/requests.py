@@ -31,6 +31,7 @@ from ..core.errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
+from ..core.records import ArtifactMetadata, RequestError, ValueEnvelope
 from ..core.toolspec import ToolSpec
 from ..hub import ToolHub
 from ..hub.validation import ArgumentValidator
@@ -43,7 +44,6 @@ from ..worker.protocol import (
     ToolResultOk,
     encode_frame,
 )
-from ..worker.records import ArtifactMetadata, RequestError, ValueEnvelope
 from ..worker.tools_module import LLM_SERVER, LLM_TOOL
 from ..worker.values import decode_value, encode_artifact
 from .execution import Execution, LLMHandler

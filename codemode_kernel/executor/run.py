@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..worker.records import ErrorRecord, ValueEnvelope
+from ..core.records import ErrorRecord, ValueEnvelope
 from .execution import Watchers
 from .owned import CallPlan
 from .references import Program

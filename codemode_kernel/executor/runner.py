@@ -33,10 +33,10 @@ from ..core.limits import (
     MIN_TIMEOUT,
     check_timeout,
 )
+from ..core.records import ErrorRecord
 from ..hub.loop import blocking
 from ..toolbox import RESERVED_NAMES, Toolbox
 from ..worker.protocol import ProtectionsFrame, RunFrame
-from ..worker.records import ErrorRecord
 from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..core import errors
 from ..core.errors import ChannelClosed
 from ..core.progress import ProgressHandler, ToolProgress, loop_reporter, wait_reporting
+from ..core.records import ArtifactMetadata, RequestError, ValueEnvelope
 from .protocol import (
     ArtifactFrame,
     ArtifactGetFrame,
@@ -44,7 +45,6 @@ from .protocol import (
     WorkerFrame,
     send_frame,
 )
-from .records import ArtifactMetadata, RequestError, ValueEnvelope
 
 if TYPE_CHECKING:  # loaded by the programs that use futures (async, progress): not by every worker
     from concurrent.futures import Future

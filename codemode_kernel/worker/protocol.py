@@ -6,7 +6,7 @@ classes below, one per ``type`` (``KernelFrame``: kernel -> worker; ``WorkerFram
 and the executor and its zygote exchange the control messages below over a SOCK_SEQPACKET socket, one JSON
 object per packet (``ZygoteCommand``, ``ZygoteEvent``). mypy checks every frame where it is built;
 docs/protocol.md shows them as tables, written from these classes by ``scripts/protocol_doc.py`` (a unit
-test fails when the doc is stale). Values, errors and artifacts inside frames are ``records.py``'s.
+test fails when the doc is stale). Values, errors and artifacts inside frames are ``core/records.py``'s.
 
 A run: the worker's first frame is ``protections`` (sent on entering its sandbox, before any run), the
 kernel sends ``run``, the worker streams ``stdout``/``stderr``, asks with ``tool_call`` and ``artifact``
@@ -36,13 +36,26 @@ from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from ..core.errors import FrameTooLarge, ProtocolError
-from .records import ArtifactMetadata, ErrorRecord, RequestError, ValueEnvelope
+from ..core.records import (
+    ArtifactMetadata,
+    BytesEnvelope,
+    ErrorRecord,
+    ImageEnvelope,
+    JsonEnvelope,
+    LLMRequest,
+    ReprEnvelope,
+    RequestError,
+    TableEnvelope,
+    TextEnvelope,
+    ValueEnvelope,
+)
 
 __all__ = [
     "CONTROL_MESSAGES",
     "HEADER_BYTES",
     "KERNEL_FRAMES",
     "MAX_FRAME_BYTES",
+    "RECORDS",
     "WORKER_FRAMES",
     "ArtifactFrame",
     "ArtifactGetFrame",
@@ -348,6 +361,20 @@ CONTROL_MESSAGES: tuple[type, ...] = (
     ZygoteSetup,
 )
 """``ZygoteCommand``, ``ZygoteEvent`` and the setup, in the order docs/protocol.md lists them."""
+
+RECORDS: tuple[type, ...] = (
+    JsonEnvelope,
+    TextEnvelope,
+    BytesEnvelope,
+    ImageEnvelope,
+    TableEnvelope,
+    ReprEnvelope,
+    ErrorRecord,
+    RequestError,
+    LLMRequest,
+    ArtifactMetadata,
+)
+"""The records inside frames (``core/records.py``'s), in the order docs/protocol.md lists them."""
 
 
 # --- checks of what the other side sent ------------------------------------------------------------

@@ -23,8 +23,8 @@ from types import CodeType, TracebackType
 from typing import Any, NamedTuple, cast
 
 from ..core.errors import CodeSyntaxError
+from ..core.records import ErrorRecord
 from .lenient import RETURN_NAME, ProgramReturn, read_json_literals, rewrite_returns
-from .records import ErrorRecord
 
 __all__ = [
     "CodeSyntaxError",

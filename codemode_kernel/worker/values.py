@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal
 
-from ..core.results import Image
-from .records import (
+from ..core.records import (
     BytesEnvelope,
     ImageEnvelope,
     JsonEnvelope,
@@ -42,6 +41,7 @@ from .records import (
     TextEnvelope,
     ValueEnvelope,
 )
+from ..core.results import Image
 
 __all__ = [
     "IMAGE_TYPES",

@@ -31,6 +31,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.records import ErrorRecord
+
 # Imported here, once, by the zygote: a forked worker finds them loaded instead of importing them again.
 from .channel import Channel
 from .interrupts import handle_interrupts
@@ -46,7 +48,6 @@ from .protocol import (
     ZygoteSetup,
     encode_control,
 )
-from .records import ErrorRecord
 from .sandbox import SandboxError, SandboxPolicy, become_child_subreaper, enter_sandbox, probe
 from .tools_module import ToolRuntime, build_tools_module
 

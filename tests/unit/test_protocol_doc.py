@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 import pytest
 
+from codemode_kernel.core import records
 from codemode_kernel.core.errors import ProtocolError
-from codemode_kernel.worker import protocol, records
+from codemode_kernel.worker import protocol
 from codemode_kernel.worker.protocol import check_worker_frame, check_zygote_event
 from tests.unit.frame_check import check, frame_class
 
@@ -39,7 +40,7 @@ def test_the_doc_tables_are_written_from_the_types() -> None:
         *protocol.KERNEL_FRAMES,
         *protocol.WORKER_FRAMES,
         *protocol.CONTROL_MESSAGES,
-        *records.RECORDS,
+        *protocol.RECORDS,
     ):
         assert f"({cls.__name__})" in doc or f"`{cls.__name__}`" in doc, cls.__name__
         for key in typing.get_type_hints(cls):
@@ -69,7 +70,7 @@ def test_each_direction_lists_exactly_its_union() -> None:
     assert set(protocol.WORKER_FRAMES) == members(protocol.WorkerFrame)
     control = members(protocol.ZygoteCommand) | members(protocol.ZygoteEvent) | {protocol.ZygoteSetup}
     assert set(protocol.CONTROL_MESSAGES) == control
-    assert members(records.ValueEnvelope) <= set(records.RECORDS)
+    assert members(records.ValueEnvelope) <= set(protocol.RECORDS)
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from codemode_kernel.core.records import ArtifactMetadata, LLMRequest, RequestError
 from codemode_kernel.worker.protocol import (
     ArtifactResultFailed,
     ArtifactResultOk,
@@ -27,7 +28,6 @@ from codemode_kernel.worker.protocol import (
     WorkerFrame,
     encode_frame,
 )
-from codemode_kernel.worker.records import ArtifactMetadata, LLMRequest, RequestError
 from tests.unit.frame_check import check, problems
 
 ECHO = {

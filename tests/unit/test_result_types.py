@@ -11,7 +11,7 @@ from dataclasses import fields, replace
 
 from codemode_kernel.artifacts import Artifact
 from codemode_kernel.calllog import CallRecord, ToolCallRecord
-from codemode_kernel.worker.records import ArtifactMetadata
+from codemode_kernel.core.records import ArtifactMetadata
 
 
 def test_artifact_metadata_has_the_fields_of_an_artifact() -> None:
