@@ -42,7 +42,12 @@ def make_tool_function(model: ToolModel, call: WireCall, *, module: str) -> Call
 
     def tool_function(*args: Any, **kwargs: Any) -> Any:
         handler = _progress_handler(model, kwargs)
-        result = call(bind_arguments(model, args, kwargs), handler)
+        try:
+            result = call(bind_arguments(model, args, kwargs), handler)
+        except KeyboardInterrupt:
+            # Stopped while it waited for the server: the wait's own frames (the hub's loop, threading,
+            # futures) mean nothing to the person who pressed stop, and IPython reads the source of each.
+            raise KeyboardInterrupt from None
         return decode_result(result, tool=spec.name, server=spec.server, unwrap=spec.wraps_result)
 
     return _describe(tool_function, model, module)

@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
+import signal
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
 
 import pytest
@@ -170,3 +174,23 @@ def test_values_the_python_sdk_wraps_come_back_unwrapped_and_typed(tmp_path: Pat
         assert str(inspect.signature(tb.tools.primes)) == "(below: int) -> list[int]"
         assert inspect.signature(tb.tools.count_words).return_annotation is int
         assert "def shout(text: str) -> str:" in tb.stubs()
+
+
+def test_an_interrupted_call_shows_the_callers_line_not_the_hubs_wait(toolbox: Toolbox) -> None:
+    """Ctrl-C (SIGINT) during a slow call: the traceback ends in the tool function, as for any function the
+    user called; the hub's loop, threading and futures, where the wait happened, stay out of it."""
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as info:
+            toolbox.tools.get_forecast(city="Oslo", days=3, delay_seconds=5)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 4, "the interrupt did not end the wait"
+    frames = [(Path(frame.filename).name, frame.name) for frame in traceback.extract_tb(info.tb)]
+    assert frames[-1] == ("function.py", "tool_function"), frames
+    assert not {"loop.py", "threading.py", "_base.py", "reporting.py"} & {name for name, _ in frames}, frames
+    assert info.value.__suppress_context__
+    quick = toolbox.tools.get_forecast(city="Oslo", days=1, delay_seconds=0)
+    assert len(quick["days"]) == 1  # the server and the connection carry on
