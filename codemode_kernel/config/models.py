@@ -44,6 +44,8 @@ __all__ = [
     "Config",
     "ConfigOrigin",
     "Defaults",
+    "ExecutorResources",
+    "ExecutorSettings",
     "ModelConfig",
     "OAuthSettings",
     "Relaxation",
@@ -293,6 +295,33 @@ class SandboxSettings(ConfigModel):
     max_processes: Annotated[int, Field(strict=True, ge=1)] | None = 64
 
 
+class ExecutorResources(ConfigModel):
+    """What one program reserves on a Ray cluster: Ray's scheduler places it on a node that has this free.
+
+    These are Ray's logical resources (a program is not stopped for using more); the sandbox's limits
+    (``codeMode.sandbox``) are what the node enforces.
+    """
+
+    cpus: Annotated[float, Field(strict=False, ge=0, le=1024)] = 1.0
+    memory_mb: Annotated[int, Field(strict=True, ge=0)] | None = None
+    gpus: Annotated[float, Field(strict=False, ge=0, le=64)] = 0.0
+    custom: dict[str, Annotated[float, Field(strict=False, ge=0)]] = {}
+    """Custom Ray resources a node must offer (``{"bigmem": 1}``), as the cluster's nodes declare them."""
+
+
+class ExecutorSettings(ConfigModel):
+    """Where programs run: worker processes on this machine (``local``), or on the nodes of a Ray cluster.
+
+    ``address`` is what ``ray.init`` takes: ``"auto"`` (a cluster started on this machine with ``ray
+    start``), ``"HOST:PORT"`` (its head's GCS) or ``"ray://HOST:10001"`` (Ray Client); None starts nothing
+    and means ``"auto"``. docs/scale-out.md.
+    """
+
+    backend: Literal["local", "ray"] = "local"
+    address: Annotated[str, Field(strict=True, min_length=1)] | None = None
+    resources: ExecutorResources = ExecutorResources()
+
+
 class CodeModeSettings(ConfigModel):
     """Whether code mode is on, which tools stay classic tools, and how long one execution may run.
 
@@ -408,6 +437,8 @@ class Config(ConfigModel):
     servers: dict[str, ServerConfig] = {}
     defaults: Defaults = Defaults()
     models: list[ModelConfig] = []
+    executor: ExecutorSettings = ExecutorSettings()
+    """Where programs run (local worker processes, or a Ray cluster)."""
     workspace: Path
     source: Path | None = None
     settings_source: Path | None = None
