@@ -4,6 +4,10 @@ Entering the sandbox costs a few milliseconds per worker (namespaces, mounts, a 
 are prepared ahead (``SPARES`` of them, so that runs that follow each other at once still find one ready),
 and an execution only has to send one the program. Used ones are replaced as soon as a run ends. The
 zygote is started again when the tools change (its ``tools`` module is built for one tool set).
+
+What the zygote is started with and the policy workers are confined by come from a ``WorkerSource``: the
+kernel's (``LocalWorkers``: its tools, config and sandbox settings), or, on a Ray node, what the kernel sent
+(``executor/cluster/node.py``), so a node prepares its workers the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import tempfile
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..config import CodeModeSettings, user_config_dir
 from ..config.footprint import run_files
@@ -29,7 +33,17 @@ from ..worker.sandbox import SandboxPolicy, default_hidden_paths
 from .host_paths import host_code, jupyter_secrets
 from .zygote_client import WorkerExit, Zygote, ZygoteError
 
-__all__ = ["PROJECT_CONFIG_NAMES", "Worker", "WorkerPool", "cpu_limit", "kill_group", "off_loop"]
+__all__ = [
+    "PROJECT_CONFIG_NAMES",
+    "LocalWorkers",
+    "Worker",
+    "WorkerPool",
+    "WorkerSource",
+    "ZygotePlan",
+    "cpu_limit",
+    "kill_group",
+    "off_loop",
+]
 
 PROJECT_CONFIG_NAMES = ("codemode.json", ".mcp.json", ".vscode")
 """Project configs the kernel could read from a workspace: hidden from workers, loaded or not."""
@@ -52,6 +66,16 @@ class Worker:
     sock: socket.socket
     tmp_dir: Path
     version: int
+    node: str | None = None
+    """Where it runs: None for this machine (a Ray node's id for a ``RemoteWorker``)."""
+
+    async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """The run's channel to the worker (its first frame is the protections report)."""
+        return await asyncio.open_unix_connection(sock=self.sock, limit=1 << 20)
+
+    def signal(self, number: int) -> None:
+        """Send a signal to the worker's process group (SIGINT at the deadline, SIGKILL after the grace)."""
+        kill_group(self.pid, number)
 
     def discard(self) -> None:
         """Kill it (and whatever it started) and remove its temp dir."""
@@ -60,23 +84,39 @@ class Worker:
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
 
 
-class WorkerPool:
-    """Workers for one Toolbox, all confined by the same policy; used on the hub's event loop."""
+@dataclass(frozen=True)
+class ZygotePlan:
+    """What a zygote is started with: the tools its ``tools`` module is built for, and where it runs."""
 
-    def __init__(
-        self,
-        toolbox: Toolbox,
-        settings: CodeModeSettings,
-        *,
-        cpu_seconds: int,
-        preload: Iterable[str],
-        overrides: Mapping[str, Any],
-    ) -> None:
-        self.toolbox = toolbox
-        self.settings = settings
-        self.cpu_seconds = cpu_seconds
-        self.preload = tuple(preload)
-        self.overrides = dict(overrides)
+    tools: list[dict[str, Any]]
+    preload: tuple[str, ...]
+    state_dir: Path
+    """Where its stderr log goes (a hidden ``.codemode`` directory)."""
+    cwd: Path
+
+
+class WorkerSource(Protocol):
+    """What a pool's zygote runs and how its workers are confined."""
+
+    @property
+    def version(self) -> int:
+        """The tool set's version now: a worker or zygote made for another one is replaced."""
+        ...
+
+    def zygote_plan(self) -> ZygotePlan:
+        """The zygote to start for the current version."""
+        ...
+
+    def policy(self) -> dict[str, Any]:
+        """The sandbox policy of every worker as ``SandboxPolicy.to_dict()``, less its ``tmp_dir``."""
+        ...
+
+
+class WorkerPool:
+    """Workers from one source, all confined by the same policy; used on one event loop."""
+
+    def __init__(self, source: WorkerSource) -> None:
+        self.source = source
         self.closing = False
         self._zygote: Zygote | None = None
         self._version = -1
@@ -85,7 +125,7 @@ class WorkerPool:
         self._warming: asyncio.Task[Any] | None = None
         self._warm_requested = False
         self._lock: asyncio.Lock | None = None
-        self._policy_base: dict[str, Any] | None = None
+        self._policy_base: tuple[int, dict[str, Any]] | None = None
 
     @property
     def started(self) -> bool:
@@ -182,7 +222,7 @@ class WorkerPool:
 
     def is_current(self, worker: Worker) -> bool:
         """Whether ``worker`` was made for the tools the hub has now (inferred shapes come with each run)."""
-        return worker.version == self.toolbox.hub.tools_version
+        return worker.version == self.source.version
 
     async def shut_down(self) -> None:
         """Stop preparing, discard the spare worker, stop the zygote."""
@@ -226,12 +266,72 @@ class WorkerPool:
             self._spares.append(worker)
 
     def _policy(self, tmp_dir: Path) -> dict[str, Any]:
-        """The sandbox policy of one worker, as JSON for the zygote (built once; only tmp_dir changes)."""
-        if self._policy_base is None:
-            self._policy_base = self._build_policy()
-        return {**self._policy_base, "tmp_dir": str(tmp_dir)}
+        """One worker's sandbox policy, as JSON for the zygote (built once a version; tmp_dir its own)."""
+        if self._policy_base is None or self._policy_base[0] != self._version:
+            self._policy_base = (self._version, self.source.policy())
+        return {**self._policy_base[1], "tmp_dir": str(tmp_dir)}
 
-    def _build_policy(self) -> dict[str, Any]:
+    async def _current_zygote(self) -> Zygote:
+        """The pre-started process for the current tool set, started (again) when the tools changed."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            version = self.source.version
+            if self._zygote is not None and (self._version != version or self._zygote.dead):
+                await self._stop_zygote()
+            if self._zygote is None:
+                plan = self.source.zygote_plan()
+                self._zygote = await Zygote.start(
+                    tools=plan.tools, preload=plan.preload, state_dir=plan.state_dir, cwd=plan.cwd
+                )
+                self._version = version
+            return self._zygote
+
+    async def _stop_zygote(self) -> None:
+        spares, self._spares = self._spares, []
+        for spare in spares:
+            spare.discard()
+        zygote, self._zygote = self._zygote, None
+        if zygote is not None:
+            zygote.stop_reading()  # here, on its loop: a task is not cancelled from another thread
+            await off_loop(zygote.stop)
+
+
+class LocalWorkers:
+    """The kernel's own workers: its tools, confined as its config and sandbox settings say."""
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        settings: CodeModeSettings,
+        *,
+        cpu_seconds: int,
+        preload: Iterable[str],
+        overrides: Mapping[str, Any],
+    ) -> None:
+        self.toolbox = toolbox
+        self.settings = settings
+        self.cpu_seconds = cpu_seconds
+        self.preload = tuple(preload)
+        self.overrides = dict(overrides)
+
+    @property
+    def version(self) -> int:
+        """The hub's tool set version."""
+        return self.toolbox.hub.tools_version
+
+    def zygote_plan(self) -> ZygotePlan:
+        """The hub's tools, run in the workspace."""
+        workspace = self.toolbox.config.workspace
+        return ZygotePlan(
+            tools=self.toolbox.tool_descriptors(self.toolbox.models_for(self.settings)),
+            preload=self.preload,
+            state_dir=workspace / ".codemode",
+            cwd=workspace,
+        )
+
+    def policy(self) -> dict[str, Any]:
+        """The config's sandbox: its files and the secret stores hidden, the settings' limits."""
         config = self.toolbox.config
         kernel_files = [config.source, config.settings_source, user_config_dir()]
         kernel_files += [server.env_file for server in config.servers.values()]
@@ -265,34 +365,6 @@ class WorkerPool:
         roots = (settings["workspace"], *settings["writable"])
         settings["read_only"] = (*run_files(config), *host_code(roots), *settings.get("read_only", ()))
         return SandboxPolicy(**settings).to_dict()
-
-    async def _current_zygote(self) -> Zygote:
-        """The pre-started process for the current tool set, started (again) when the tools changed."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            version = self.toolbox.hub.tools_version
-            if self._zygote is not None and (self._version != version or self._zygote.dead):
-                await self._stop_zygote()
-            if self._zygote is None:
-                config = self.toolbox.config
-                self._zygote = await Zygote.start(
-                    tools=self.toolbox.tool_descriptors(self.toolbox.models_for(self.settings)),
-                    preload=self.preload,
-                    state_dir=config.workspace / ".codemode",
-                    cwd=config.workspace,
-                )
-                self._version = version
-            return self._zygote
-
-    async def _stop_zygote(self) -> None:
-        spares, self._spares = self._spares, []
-        for spare in spares:
-            spare.discard()
-        zygote, self._zygote = self._zygote, None
-        if zygote is not None:
-            zygote.stop_reading()  # here, on its loop: a task is not cancelled from another thread
-            await off_loop(zygote.stop)
 
 
 async def off_loop(function: Callable[[], object]) -> None:

@@ -41,13 +41,13 @@ from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
 from .owned import OwnedTool, plan_calls
-from .pool import Worker, WorkerPool, cpu_limit, kill_group
+from .pool import LocalWorkers, Worker, WorkerPool, cpu_limit
 from .references import Program, await_servers_named, note_connecting, note_sign_in, waiting_for
 from .requests import WorkerRequests
 from .result import ExecutionResult, ExecutionStatus, PendingCall
 from .run import Run, reserve
 from .sessions import Session, Sessions
-from .zygote_client import WorkerExit, ZygoteError
+from .zygote_client import ZygoteError
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -125,11 +125,13 @@ class Executor:
         self._shapes: tuple[int, dict[str, dict[str, Any]]] = (-1, {})
         self._later = _Later(_CLEANUP_DELAY)
         self._pool = WorkerPool(
-            toolbox,
-            self.settings,
-            cpu_seconds=cpu_limit(MAX_TIMEOUT, self.grace),
-            preload=preload if preload is not None else self.settings.preload,
-            overrides=sandbox or {},
+            LocalWorkers(
+                toolbox,
+                self.settings,
+                cpu_seconds=cpu_limit(MAX_TIMEOUT, self.grace),
+                preload=preload if preload is not None else self.settings.preload,
+                overrides=sandbox or {},
+            )
         )
         self._sessions = Sessions(self._pool, session_idle)
 
@@ -342,9 +344,8 @@ class Executor:
         return result
 
     async def _execute(self, run: Run, worker: Worker, session: Session | None = None) -> ExecutionResult:
-        pid, exited = worker.pid, worker.exited
         if session is None:
-            reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
+            reader, writer = await worker.connect()
         else:
             reader, writer = session.reader, session.writer
         state = Execution(
@@ -377,7 +378,7 @@ class Executor:
             try:
                 stopped_pending = await self._wait(serve, state, run.seconds)
             except TimeoutError:
-                answered = await self._stop(pid, serve, exited, wait_for_answer=session is not None)
+                answered = await self._stop(worker, serve, wait_for_answer=session is not None)
                 status, error = "timeout", run.timeout_error()
                 keep = answered  # a session survives a deadline its program gave in to
             else:
@@ -385,12 +386,12 @@ class Executor:
                     serve.cancel()
                     status, error = "pending", None
                 else:
-                    status, error = await self._classify(state, pid, exited)
+                    status, error = await self._classify(state, worker)
                     keep = status in ("ok", "error")
         except asyncio.CancelledError:
             # Interrupted (a kernel interrupt, or the caller gave up): the worker goes the same way.
             with contextlib.suppress(BaseException):
-                await asyncio.shield(self._stop(pid, serve, exited, wait_for_answer=False))
+                await asyncio.shield(self._stop(worker, serve, wait_for_answer=False))
             keep = False
             unsubscribe()
             raise
@@ -402,10 +403,10 @@ class Executor:
                     # The program reported back; its worker waits for its channel to close. Closing it and
                     # killing what is left a moment later lets the caller have its result (and the next
                     # run its start) before a process exits and its namespaces are torn down.
-                    self._later.add(lambda: _close_and_kill(writer, pid))
+                    self._later.add(lambda: _close_and_kill(writer, worker))
                 else:
                     writer.close()
-                    kill_group(pid, signal.SIGKILL)
+                    worker.signal(signal.SIGKILL)
         if state.calls:  # let the cancelled calls record how they ended
             await asyncio.wait(set(state.calls), timeout=1.0)
         unsubscribe()
@@ -470,9 +471,7 @@ class Executor:
             if not done:
                 raise TimeoutError
 
-    async def _classify(
-        self, state: Execution, pid: int, exited: asyncio.Future[WorkerExit]
-    ) -> tuple[ExecutionStatus, ErrorRecord | None]:
+    async def _classify(self, state: Execution, worker: Worker) -> tuple[ExecutionStatus, ErrorRecord | None]:
         """Status and error once the channel has ended (done, closed, or broken)."""
         if state.done is not None:
             # The worker's report is final; it is killed (with anything it left) right after this.
@@ -485,37 +484,32 @@ class Executor:
                 )
             return "error", error or ErrorRecord(type="Error", message="the program failed")
         if state.broken is not None:
-            kill_group(pid, signal.SIGKILL)
+            worker.signal(signal.SIGKILL)
             return "crashed", ErrorRecord(
                 type="ProtocolError", message=f"the program broke the channel: {state.broken}"
             )
         try:
-            how = await asyncio.wait_for(asyncio.shield(exited), _EXIT_WAIT)
+            how = await asyncio.wait_for(asyncio.shield(worker.exited), _EXIT_WAIT)
             description = how.describe()
         except TimeoutError:
-            kill_group(pid, signal.SIGKILL)
+            worker.signal(signal.SIGKILL)
             description = "closed its channel and was killed"
         except ZygoteError as exc:  # the process that started it died too: its exit is not known
-            kill_group(pid, signal.SIGKILL)
+            worker.signal(signal.SIGKILL)
             description = f"ended with its worker process ({exc})"
         return "crashed", ErrorRecord(
             type="WorkerCrashed", message=f"the worker {description} before finishing"
         )
 
     async def _stop(
-        self,
-        pid: int,
-        serve: asyncio.Future[None] | None,
-        exited: asyncio.Future[WorkerExit],
-        *,
-        wait_for_answer: bool,
+        self, worker: Worker, serve: asyncio.Future[None] | None, *, wait_for_answer: bool
     ) -> bool:
         """SIGINT, a grace period, then SIGKILL of the worker's process group.
 
         With ``wait_for_answer`` (a session), a program that gives in to the SIGINT and reports back within
         the grace period keeps its worker: returns True and kills nothing.
         """
-        kill_group(pid, signal.SIGINT)
+        worker.signal(signal.SIGINT)
         if wait_for_answer and serve is not None:
             with contextlib.suppress(TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(serve), self.grace)
@@ -523,9 +517,9 @@ class Executor:
                 return True
         else:
             # Until it exits, or reports back: a worker that has reported waits for its channel to close.
-            ended: set[asyncio.Future[Any]] = {exited, *([serve] if serve is not None else [])}
+            ended: set[asyncio.Future[Any]] = {worker.exited, *([serve] if serve is not None else [])}
             await asyncio.wait(ended, timeout=self.grace, return_when=asyncio.FIRST_COMPLETED)
-        kill_group(pid, signal.SIGKILL)
+        worker.signal(signal.SIGKILL)
         if serve is not None:
             serve.cancel()
         return False
@@ -559,9 +553,9 @@ def _internal(run: Run, message: str) -> ExecutionResult:
     )
 
 
-def _close_and_kill(writer: asyncio.StreamWriter, pid: int) -> None:
+def _close_and_kill(writer: asyncio.StreamWriter, worker: Worker) -> None:
     writer.close()
-    kill_group(pid, signal.SIGKILL)
+    worker.signal(signal.SIGKILL)
 
 
 def _remove_soon(path: Path) -> None:

@@ -71,7 +71,7 @@ class Sessions:
             current = None
         if current is None:
             worker = await self._pool.take()
-            reader, writer = await asyncio.open_unix_connection(sock=worker.sock, limit=1 << 20)
+            reader, writer = await worker.connect()
             current = self._open[name] = Session(name, worker, reader, writer)
         if current.idle is not None:
             current.idle.cancel()

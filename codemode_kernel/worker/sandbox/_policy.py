@@ -42,6 +42,7 @@ HOME_SECRETS = (
     ".config/op",
     ".vault-token",
     ".config/sops",
+    ".ray",  # a Ray cluster's auth token (RAY_AUTH_MODE=token): with it, code joins the cluster
     # clouds, registries and the tools that talk to them
     ".config/hub",
     ".config/containers/auth.json",
@@ -130,11 +131,13 @@ SYSTEM_SOCKETS = (
     "/run/mysqld",
     "/tmp/.X11-unix",
     "/tmp/ssh-*",
+    "/tmp/ray",
 )
 """Unix sockets are file-system objects, so a network namespace does not cut them off, and Landlock
 (up to ABI 7) does not govern connecting to them: the container daemons' sockets hand out root on the
 host, ``/run/user/<uid>`` holds the session bus and the gpg and ssh agents, databases trust local peers,
-an X server gives away keystrokes and screens, and ``/tmp/ssh-*`` holds OpenSSH agent sockets."""
+an X server gives away keystrokes and screens, ``/tmp/ssh-*`` holds OpenSSH agent sockets, and ``/tmp/ray``
+a Ray node's raylet and object store sockets (whoever reaches them runs code on every node of the cluster)."""
 
 ALWAYS_HIDDEN_IN_WORKSPACE = (".codemode",)
 """The artifact store and the kernel's state: the worker reaches artifacts only through the channel."""
