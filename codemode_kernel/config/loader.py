@@ -1,9 +1,9 @@
 """Loading a config file: read, parse (JSONC), validate, expand, check trust, and build a :class:`Config`.
 
 Two families of files are read. codemode's own format (``codemode.json``, the user config, or any file
-with ``defaults``, ``models`` or ``workspace``) holds servers and settings. Other tools' files
+with ``defaults``, ``models``, ``executor`` or ``workspace``) holds servers and settings. Other tools' files
 (``.mcp.json``, ``.vscode/mcp.json``, Claude Desktop's file) are read for their servers only; their other
-top-level keys are left alone, and ``defaults`` / ``models`` then come from the user config.
+top-level keys are left alone, and ``defaults`` / ``models`` / ``executor`` then come from the user config.
 
 Any mistake fails the whole load with a ConfigError that names the file, the JSON path and the fix: a
 kernel that starts with half the servers is harder to understand than one that says what to change.
@@ -26,10 +26,20 @@ from .builtin import default_config
 from .codemode import check_select_models
 from .discovery import USER_CONFIG_FILE, find_config, resolve_user_dir, shadowed_config
 from .entries import load_server
+from .executor_choice import ADDRESS_FORMS, address_problem
 from .expand import Expander
 from .jsonpath import join
 from .jsontext import DuplicateKey, load_json_bytes
-from .models import Config, ConfigModel, ConfigOrigin, Defaults, ModelConfig, Relaxation, ServerConfig
+from .models import (
+    Config,
+    ConfigModel,
+    ConfigOrigin,
+    Defaults,
+    ExecutorSettings,
+    ModelConfig,
+    Relaxation,
+    ServerConfig,
+)
 from .relaxations import server_relaxations, server_risks, settings_relaxations
 from .trust import TrustRecord, check_trust, make_record, remember_trust, trust_key
 from .validation import json_kind, unknown_key_warnings, validate
@@ -38,7 +48,9 @@ __all__ = ["ProjectConfig", "is_trusted", "load_config", "project_config", "trus
 
 logger = logging.getLogger("codemode_kernel.config")
 
-_SETTINGS_KEYS = ("defaults", "models", "workspace")
+_SETTINGS_KEYS = ("defaults", "models", "executor", "workspace")
+# What another tool's file takes from the user config: every setting but the workspace.
+_USER_SETTINGS_KEYS = ("defaults", "models", "executor")
 _TOP_LEVEL_KEYS = ("mcpServers", "servers", *_SETTINGS_KEYS, "$schema")
 
 # Top-level keys whose null would otherwise read as "not set"; a null there is more likely a mistake.
@@ -56,6 +68,7 @@ class _FileLayout(ConfigModel):
     servers: dict[str, Any] | None = None
     defaults: Defaults = Defaults()
     models: list[ModelConfig] = Field(default_factory=list)
+    executor: ExecutorSettings = ExecutorSettings()
     workspace: str | None = None
     schema_: str | None = Field(default=None, validation_alias="$schema")
 
@@ -203,7 +216,7 @@ def _load_file(
         servers[name] = server
         warnings += server_warnings
 
-    defaults, models, workspace = layout.defaults, layout.models, cwd
+    defaults, models, executor, workspace = layout.defaults, layout.models, layout.executor, cwd
     settings_source: Path | None = path
     relaxations: list[Relaxation] = []
     if own_format:
@@ -215,14 +228,16 @@ def _load_file(
             workspace=workspace if layout.workspace is not None else None,
             code_mode=defaults.code_mode,
             models=models,
+            executor=executor,
         )
     elif user_file.is_file():
         # Another tool's file names the servers; code-mode settings still come from the user's own config.
         user_doc = _read(user_file, "user", cwd)
-        user_keys = ("defaults", "models")
+        user_keys = _USER_SETTINGS_KEYS
         user_warnings = _check_duplicates(user_doc, keys=user_keys, servers_key=None)
         user_layout, layout_warnings = _read_layout(user_doc, keys=user_keys, warn_unknown=True)
         defaults, models, settings_source = user_layout.defaults, user_layout.models, user_file
+        executor = user_layout.executor
         warnings += user_warnings + layout_warnings
         relaxations = settings_relaxations(
             file=user_doc.display,
@@ -230,6 +245,7 @@ def _load_file(
             workspace=None,
             code_mode=defaults.code_mode,
             models=models,
+            executor=executor,
         )
     else:
         settings_source = None
@@ -248,6 +264,7 @@ def _load_file(
         servers=servers,
         defaults=defaults,
         models=models,
+        executor=executor,
         workspace=workspace,
         source=path,
         settings_source=settings_source,
@@ -364,6 +381,7 @@ def _read_layout(
     data = {key: doc.data[key] for key in keys if key in doc.data}
     layout = validate(_FileLayout, data, file=doc.display, path="")
     _check_unique_refs(layout.models, doc)
+    _check_executor_address(layout.executor, doc)
     return layout, warnings
 
 
@@ -378,6 +396,15 @@ def _check_unique_refs(models: list[ModelConfig], doc: _Document) -> None:
                 fix="give every model its own ref",
             )
         seen[model.ref] = index
+
+
+def _check_executor_address(executor: ExecutorSettings, doc: _Document) -> None:
+    """A Ray address is checked when the file is read, not when the first program is sent there."""
+    problem = None if executor.address is None else address_problem(executor.address)
+    if problem is not None:
+        raise ConfigError(
+            problem, file=doc.display, path="executor.address", fix=f"write {ADDRESS_FORMS}, or remove it"
+        )
 
 
 def _workspace(value: str, doc: _Document, expander: Expander) -> Path:

@@ -2,7 +2,8 @@
 
 Settings are as dangerous as commands: a project file that sets ``workspace: "/"`` makes the home
 writable, ``autoApprove: ["*/*"]`` runs destructive tools unasked, and a model whose ``baseUrl`` is someone
-else's and whose ``apiKeyEnv`` names ``GITHUB_TOKEN`` sends that token to them with every ``llm()``. So a
+else's and whose ``apiKeyEnv`` names ``GITHUB_TOKEN`` sends that token to them with every ``llm()``, and an
+``executor`` on a Ray cluster sends every program and its tool results to that cluster's machines. So a
 project config with any of these is used only once trusted (trust.py), and ``codemode doctor`` and
 ``%codemode status`` list every one in force, with the file it comes from.
 
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .jsonpath import join
-from .models import CodeModeSettings, ModelConfig, Relaxation, SandboxSettings, ServerConfig
+from .models import CodeModeSettings, ExecutorSettings, ModelConfig, Relaxation, SandboxSettings, ServerConfig
 
 __all__ = ["relaxations_report", "server_relaxations", "server_risks", "settings_relaxations"]
 
@@ -38,6 +39,7 @@ def settings_relaxations(
     workspace: Path | None,
     code_mode: CodeModeSettings | None,
     models: Iterable[ModelConfig],
+    executor: ExecutorSettings | None = None,
 ) -> list[Relaxation]:
     """The relaxations of one file's settings; ``folder`` is where the file is (its project)."""
     found: list[Relaxation] = []
@@ -64,6 +66,8 @@ def settings_relaxations(
         if model.code_mode is not None:
             for setting, effect in _code_mode(model.code_mode):
                 add(join(where, "codeMode", *setting), f'model "{model.ref}": {effect}')
+    if executor is not None and (elsewhere := _executor(executor)) is not None:
+        add("executor", elsewhere)
     return found
 
 
@@ -123,6 +127,16 @@ def _code_mode(settings: CodeModeSettings) -> Iterable[tuple[tuple[str | int, ..
         yield ("autoApprove", index), f"{pattern} runs without asking, destructive or not"
     for index, module in enumerate(settings.preload):
         yield ("preload", index), f"the pre-started worker process imports {module} before its sandbox"
+
+
+def _executor(executor: ExecutorSettings) -> str | None:
+    """Where programs go, when it is not this machine; an address alone counts (a switch to ray uses it)."""
+    where = f"the Ray cluster at {executor.address or 'auto'}"
+    if executor.backend == "ray":
+        return f"programs and their tool results go to the machines of {where}"
+    if executor.address is not None:
+        return f"programs and their tool results go to the machines of {where} once switched to ray"
+    return None
 
 
 def _within(path: Path, folder: Path) -> bool:

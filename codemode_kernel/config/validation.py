@@ -47,6 +47,8 @@ _FIELD_FIXES = {
     "mcpServers": _SERVERS_FIX,
     "servers": _SERVERS_FIX,
     "models": 'write a JSON array of model entries, e.g. [{"ref": "sonnet", "provider": "anthropic"}]',
+    "executor": 'write an object, e.g. {"backend": "ray", "address": "auto"}, or remove it (run here)',
+    "backend": 'write "local" (worker processes on this machine) or "ray" (the machines of a Ray cluster)',
 }
 
 _BOUNDS = {

@@ -109,7 +109,7 @@ def test_user_config_file_is_codemode_format(tmp_path: Path) -> None:
     # The user config is codemode's own format, so its unknown keys are reported.
     assert config.warnings == [
         "user/config.json: theme: unknown key; ignored "
-        "(known keys: $schema, defaults, mcpServers, models, servers, workspace)"
+        "(known keys: $schema, defaults, executor, mcpServers, models, servers, workspace)"
     ]
 
 
