@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .config import find_config, load_config, project_config
+from .config.executor_choice import ExecutorChoice, RayNotInstalledError, parse_choice
 from .config.jsontext import load_json_bytes
 from .core.errors import CodeModeError, ConfigError, ServerToolCollisionError
 from .core.limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
@@ -51,6 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         code: int = args.run(args)
+    except RayNotInstalledError as exc:  # --executor ray (or the config's) without the [ray] extra
+        print(f"codemode: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except ServerToolCollisionError as exc:  # found as the servers list their tools: a config problem
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE if args.run is _cmd_run else EXIT_PROBLEMS
@@ -77,6 +81,17 @@ def _parser() -> argparse.ArgumentParser:
     # The commands that connect to servers share one --config option.
     with_config = argparse.ArgumentParser(add_help=False)
     with_config.add_argument("--config", metavar="PATH", help="config file to use instead of the search path")
+    # The commands that run programs share --executor: where they run.
+    with_executor = argparse.ArgumentParser(add_help=False)
+    with_executor.add_argument(
+        "--executor",
+        type=_executor_choice,
+        metavar="local|ray[=ADDRESS]",
+        help='where programs run, over the config\'s "executor": local (a worker process on this machine) '
+        "or ray (the machines of a Ray cluster, at ADDRESS: auto, HOST:PORT or ray://HOST:10001; without "
+        "one, the config's address, else auto); the config's resources stay. Ray needs "
+        'pip install "codemode-kernel[ray]"; docs/scale-out.md',
+    )
 
     tools = sub.add_parser(
         "tools",
@@ -119,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
-        parents=[with_config],
+        parents=[with_config, with_executor],
         help="run a Python program in code mode",
         description="Run a program in an isolated worker process with every configured MCP tool as a "
         "function. Prints what it printed (on a terminal as it prints it; otherwise when it ends), then its "
@@ -158,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser(
         "serve",
-        parents=[with_config],
+        parents=[with_config, with_executor],
         help="serve code mode as an MCP server (execute_python) for MCP hosts",
         description="Connect the configured servers and serve execute_python: a program calling their "
         "tools as typed functions, answered with the whole result record, with progress, cancellation, "
@@ -257,6 +272,14 @@ def _parser() -> argparse.ArgumentParser:
     logout.add_argument("server", help="the server's name in the config")
     logout.set_defaults(run=_cmd_logout)
     return parser
+
+
+def _executor_choice(text: str) -> ExecutorChoice:
+    """``--executor``'s value; a bad one is argparse's usage error, naming the accepted forms."""
+    try:
+        return parse_choice(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 # -- tools --------------------------------------------------------------------------------------------
@@ -358,6 +381,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .calllog import ToolCallRecord
+    from .config.executor_choice import chosen_executor
     from .executor import Executor
     from .executor.pending_file import PendingFileError, pending_state, read_answers
     from .executor.result import ExecutionResult, format_result_text
@@ -378,6 +402,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # exit code 1 means "the program raised": a config problem is usage
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    chosen_executor(config, args.executor)  # TODO(issue 26): pass to the Executor once it takes executor=
     record: list[ToolCallRecord] | None = None
     if args.answers is not None and not args.pending:
         print("codemode: --answers resumes a --pending run; add --pending", file=sys.stderr)
@@ -579,7 +604,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             print(f"codemode: {exc}", file=sys.stderr)
             return EXIT_USAGE
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an HTTP server is stopped
-        serve(args.config, transport=args.transport, host=args.host, port=args.port, access=access)
+        serve(
+            args.config,
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            access=access,
+            executor_choice=args.executor,
+        )
     return EXIT_OK
 
 

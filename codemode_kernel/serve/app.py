@@ -25,6 +25,7 @@ from .._version import __version__
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
+from ..config.executor_choice import ExecutorChoice, chosen_executor
 from ..core.errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
 from ..core.limits import MAX_TIMEOUT, MIN_TIMEOUT, TimeoutValueError, check_timeout
 from ..executor import ExecutionResult, Executor
@@ -261,16 +262,20 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     access: HttpAccess | None = None,
+    executor_choice: ExecutorChoice | None = None,
 ) -> None:
     """Connect the configured servers, then serve until the client goes away (stdio) or an interrupt.
 
-    ``access`` holds HTTP's token and allowed hosts and origins (``serve.http.http_access``).
+    ``access`` holds HTTP's token and allowed hosts and origins (``serve.http.http_access``);
+    ``executor_choice`` is ``--executor``, over the config's (where programs run).
 
     Raises:
         ConfigError: the config cannot be used.
+        RayNotInstalledError: programs are to run on Ray, which is not installed.
         ValueError: ``host`` is not loopback and ``access`` has no token.
     """
     config, itself = without_self(load_config(config_path))
+    chosen_executor(config, executor_choice)  # TODO(issue 26): pass to the Executor once it takes executor=
     if itself:
         print(self_reference_note(itself, config.source), file=sys.stderr)
     # Serving code mode is the point of this command, so it is on even if the config leaves it off.
