@@ -29,7 +29,10 @@ QUIRKY = ROOT / "tests" / "servers" / "quirky_server.py"
 # Under pytest-xdist (scripts/test.sh runs ``-n 4 --dist loadscope --no-loadscope-reorder``) each worker
 # takes whole modules, so a module's fixtures (a kernel, a JupyterLab) start once; the longest suites go
 # first so none is left running alone at the end, and short unit tests fill the gaps.
-_SUITE_ORDER = ("packaging", "browser", "kernel", "integration", "server", "unit")
+_SUITE_ORDER = ("packaging", "browser", "cluster", "kernel", "integration", "server", "unit")
+_ONE_UNIT = ("tests/browser/", "tests/cluster/")
+"""Suites that share one expensive fixture across their modules (a JupyterLab, a Ray cluster): each runs
+on one pytest-xdist worker."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -44,14 +47,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """loadscope, except that the browser tests are one unit: they share one JupyterLab (browser/conftest)."""
+    """loadscope, except that each suite of ``_ONE_UNIT`` is one unit (one JupyterLab, one Ray cluster)."""
     if config.getoption("dist", None) != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class SuiteScopes(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "tests/browser" if nodeid.startswith("tests/browser/") else super()._split_scope(nodeid)
+            suite = next((s for s in _ONE_UNIT if nodeid.startswith(s)), None)
+            return suite if suite is not None else super()._split_scope(nodeid)
 
     return SuiteScopes(config, log)
 

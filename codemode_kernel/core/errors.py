@@ -35,6 +35,8 @@ Catch broad, recover narrow::
     │   └── AgentCellError          %%agent stopped: the model request failed, or an execution did
     └── WorkerError                 the worker side broke; executions report it as ``internal``
         ├── ZygoteError             the pre-started worker process failed or could not start a worker
+        ├── ClusterError            the Ray cluster cannot be reached or used (Ray missing, bad address)
+        │   └── NodeLostError       the Ray node a worker ran on went away while it ran
         ├── SandboxError            a sandbox layer that was available failed while being applied
         ├── ChannelClosed           (in a worker) the kernel closed the channel: the run is being stopped
         └── ProtocolError           a peer sent something that is not a valid frame
@@ -56,6 +58,7 @@ __all__ = [
     "CellError",
     "ChannelClosed",
     "ClientToolsError",
+    "ClusterError",
     "CodeModeCellError",
     "CodeModeError",
     "CodeSyntaxError",
@@ -66,6 +69,7 @@ __all__ = [
     "LLMError",
     "LLMModelNotFoundError",
     "LLMUnreachableError",
+    "NodeLostError",
     "PendingFileError",
     "ProtocolError",
     "QuestionRefused",
@@ -354,6 +358,19 @@ class WorkerError(CodeModeError):
 
 class ZygoteError(WorkerError):
     """The pre-started worker process failed; executions cannot start (an internal error)."""
+
+
+class ClusterError(WorkerError):
+    """The Ray cluster could not be reached or used (no Ray installed, a wrong address, no node fits)."""
+
+
+class NodeLostError(ClusterError):
+    """The Ray node a worker ran on went away (its raylet or its node actor died) while it ran."""
+
+    def __init__(self, node: str, reason: str) -> None:
+        self.node = node
+        self.reason = reason
+        super().__init__(f"node {node[:12]} was lost: {reason}")
 
 
 class SandboxError(WorkerError):

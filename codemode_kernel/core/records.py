@@ -39,6 +39,7 @@ __all__ = [
     "JsonEnvelope",
     "KernelState",
     "LLMRequest",
+    "NodeAttempt",
     "PendingCall",
     "ReprEnvelope",
     "RequestError",
@@ -312,6 +313,15 @@ class _Outcome(TypedDict):
     """It ended with ``complete(answer, **data)``: ``value`` is ``{"answer": ..., "data": {...}}``."""
 
 
+class NodeAttempt(TypedDict):
+    """Where one attempt of a run on a Ray cluster ran, and how it ended there."""
+
+    node: str
+    """The Ray node id (hex)."""
+    outcome: str
+    """``finished``, or why the run moved on: ``lost: ...`` (the node went away while it ran)."""
+
+
 class ExecutionRecord(_Outcome):
     """One run, whole (``ExecutionResult.to_dict()``): what ``codemode run --json`` prints."""
 
@@ -321,6 +331,8 @@ class ExecutionRecord(_Outcome):
     duration_ms: float
     protections: list[str]
     """Isolation layers in force; ``missing:<layer>: reason`` entries name those that were not."""
+    nodes: NotRequired[list[NodeAttempt]]
+    """On a Ray cluster: the node of each attempt, in order (more than one when a lost node moved it)."""
 
 
 class TraceRecord(_Outcome):
@@ -414,6 +426,7 @@ RECORD_TYPES: tuple[Any, ...] = (
     TraceCall,
     CallTimes,
     PendingCall,
+    NodeAttempt,
     ExecutionRecord,
     TraceRecord,
     TraceMetadata,

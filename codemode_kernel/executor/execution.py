@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..calllog import CallRecord
@@ -38,6 +38,25 @@ class Watchers:
     on_output: OutputCallback | None = None
     on_call: CallCallback | None = None
     on_progress: ProgressWatcher | None = None
+
+    def skipping(self, shown: Mapping[str, int]) -> Watchers:
+        """These views for a run replayed elsewhere: what they were shown already is not shown again.
+
+        ``shown`` counts the characters of each stream (``stdout``, ``stderr``) the last attempt printed; a
+        replay prints them again first (its calls answered from the record, the program does the same).
+        """
+        if self.on_output is None or not any(shown.values()):
+            return self
+        left = dict(shown)
+        show = self.on_output
+
+        def on_output(stream: str, text: str) -> None:
+            skip = min(left.get(stream, 0), len(text))
+            left[stream] = left.get(stream, 0) - skip
+            if text[skip:]:
+                show(stream, text[skip:])
+
+        return replace(self, on_output=on_output)
 
 
 @dataclass

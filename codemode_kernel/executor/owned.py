@@ -64,6 +64,9 @@ class CallPlan:
     """The owned tools as the worker builds them (their Python names)."""
     approval: ApprovalCheck | None = None
     """Which of the servers' tools wait for a decision, and whom to ask (``approvals.py``)."""
+    then_live: bool = False
+    """A run replayed after its node was lost: the record answers what the lost attempt called, the
+    servers what it did not reach."""
 
     @property
     def can_pend(self) -> bool:
@@ -73,7 +76,7 @@ class CallPlan:
     @property
     def strict(self) -> bool:
         """A replay that must answer every call from its record (``%%codemode --replay``): no live call."""
-        return self.book is not None and not self.can_pend
+        return self.book is not None and not self.can_pend and not self.then_live
 
     def descriptors(self) -> list[dict[str, Any]]:
         """The owned tools as the run frame carries them to the worker."""

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from ..config import CodeModeSettings, user_config_dir
 from ..config.footprint import run_files
+from ..config.models import ExecutorResources
 from ..toolbox import Toolbox
 from ..worker.protocol import ProtectionsFrame, ProtocolError, check_worker_frame, peek_frame
 from ..worker.sandbox import SandboxPolicy, default_hidden_paths
@@ -36,7 +37,9 @@ from .zygote_client import WorkerExit, Zygote, ZygoteError
 __all__ = [
     "PROJECT_CONFIG_NAMES",
     "LocalWorkers",
+    "Pool",
     "Worker",
+    "WorkerHandle",
     "WorkerPool",
     "WorkerSource",
     "ZygotePlan",
@@ -68,6 +71,8 @@ class Worker:
     version: int
     node: str | None = None
     """Where it runs: None for this machine (a Ray node's id for a ``RemoteWorker``)."""
+    lost: str | None = None
+    """Why its node went away while it ran (never, on this machine)."""
 
     async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """The run's channel to the worker (its first frame is the protections report)."""
@@ -82,6 +87,90 @@ class Worker:
         kill_group(self.pid, signal.SIGKILL)
         self.sock.close()
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
+
+    def release(self) -> None:
+        """After its run (the process is killed by then): remove its temp dir, off the loop if one runs."""
+        try:
+            asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, self.tmp_dir, True)
+        except RuntimeError:  # no loop (closing): here and now
+            shutil.rmtree(self.tmp_dir, True)
+
+
+class WorkerHandle(Protocol):
+    """A worker prepared for one run, here (``Worker``) or on a Ray node (``cluster.pool.RemoteWorker``)."""
+
+    lost: str | None
+
+    @property
+    def pid(self) -> int:
+        """Its pid (on its node, for a remote one)."""
+        ...
+
+    @property
+    def exited(self) -> asyncio.Future[WorkerExit]:
+        """How it ended, once it has."""
+        ...
+
+    @property
+    def version(self) -> int:
+        """The tool set version it was made for."""
+        ...
+
+    @property
+    def node(self) -> str | None:
+        """The Ray node it runs on; None on this machine."""
+        ...
+
+    async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """The run's channel (its first frame is the protections report)."""
+        ...
+
+    def signal(self, number: int) -> None:
+        """SIGINT or SIGKILL to the worker's process group."""
+        ...
+
+    def discard(self) -> None:
+        """End it now, whatever it is doing."""
+        ...
+
+    def release(self) -> None:
+        """Clean up after its run, which has ended."""
+        ...
+
+
+class Pool(Protocol):
+    """Where an Executor's workers come from: this machine's zygote, or a Ray cluster's nodes."""
+
+    closing: bool
+
+    @property
+    def started(self) -> bool:
+        """Whether there is anything to stop."""
+        ...
+
+    async def take(self, resources: ExecutorResources | None = None) -> WorkerHandle:
+        """A worker prepared for one run (``resources``: what it reserves on a cluster)."""
+        ...
+
+    def prepare_next(self) -> None:
+        """Prepare workers for the runs to come (after a run, when it no longer competes for the CPU)."""
+        ...
+
+    def warm(self) -> Coroutine[Any, Any, None]:
+        """Start what the first run would wait for."""
+        ...
+
+    async def protections(self) -> ProtectionsFrame:
+        """What a worker applies on entering its sandbox."""
+        ...
+
+    def is_current(self, worker: WorkerHandle) -> bool:
+        """Whether ``worker`` was made for the tools the hub has now."""
+        ...
+
+    async def shut_down(self) -> None:
+        """End every worker and whatever keeps them prepared."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -142,8 +231,11 @@ class WorkerPool:
         """The pid of the pre-started process (for diagnostics and benchmarks)."""
         return self._zygote.process.pid if self._zygote is not None else None
 
-    async def take(self) -> Worker:
-        """A sandboxed worker waiting for its program: the one prepared ahead if fresh, else a new one."""
+    async def take(self, resources: ExecutorResources | None = None) -> Worker:
+        """A sandboxed worker waiting for its program: the one prepared ahead if fresh, else a new one.
+
+        ``resources`` are a cluster's concern: this machine's workers are limited by their sandbox.
+        """
         self.closing = False
         zygote = await self._current_zygote()
         while self._spares:
@@ -220,7 +312,7 @@ class WorkerPool:
             worker.discard()
         return frame
 
-    def is_current(self, worker: Worker) -> bool:
+    def is_current(self, worker: WorkerHandle) -> bool:
         """Whether ``worker`` was made for the tools the hub has now (inferred shapes come with each run)."""
         return worker.version == self.source.version
 

@@ -11,6 +11,7 @@ from ..core.records import (
     ErrorRecord,
     ExecutionRecord,
     ExecutionStatus,
+    NodeAttempt,
     PendingCall,
     ToolCallRecord,
     ValueEnvelope,
@@ -60,6 +61,8 @@ class ExecutionResult:
     """Isolation layers in force; ``missing:<layer>: reason`` entries name those that were not."""
     pending_calls: list[PendingCall] = field(default_factory=list)
     """Each a ``PendingCall``: the calls a replay stopped at (status ``pending``)."""
+    nodes: list[NodeAttempt] | None = None
+    """On a Ray cluster: the node of each attempt, in order (more than one when a lost node moved it)."""
     completed: bool = False
     """The program ended with ``complete(answer, **data)``: ``value`` is ``{"answer": ..., "data": {...}}``,
     a final answer the agent returns as its own."""
@@ -103,6 +106,8 @@ class ExecutionResult:
             pending_calls=self.pending_calls,
             completed=self.completed,
         )
+        if self.nodes is not None:
+            record["nodes"] = self.nodes
         return copy.deepcopy(record)
 
 

@@ -15,10 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.records import ErrorRecord, ValueEnvelope
+from ..config.models import ExecutorResources
+from ..core.records import ErrorRecord, ToolCallRecord, ValueEnvelope
 from .execution import Watchers
 from .owned import CallPlan
 from .references import Program
+from .replay import ReplayBook
 
 __all__ = ["Run"]
 
@@ -41,6 +43,8 @@ class Run:
     plan: CallPlan
     watchers: Watchers
     session: str | None = None
+    resources: ExecutorResources | None = None
+    """What the run reserves on a Ray cluster; None: the executor's ``executor.resources``."""
     execution_id: str = field(default_factory=_execution_id)
     started: float = field(default_factory=time.monotonic)
     """``time.monotonic()`` when the run was asked for."""
@@ -48,6 +52,10 @@ class Run:
     """Seconds from ``started`` to the end of its wait for servers still connecting; None: it did not wait."""
     connecting: tuple[str, ...] = ()
     """The servers still connecting when that wait ended, while the program still named what none defined."""
+    queued: float = 0.0
+    """Seconds before this attempt began that were not the wait for servers: waiting for a Ray node with
+    the run's resources free, and earlier attempts on nodes that were lost."""
+    attempt: int = 1
 
     @property
     def code(self) -> str:
@@ -57,13 +65,28 @@ class Run:
     @property
     def seconds(self) -> float:
         """The program's own time: the limit less the wait, but a moment however long it waited."""
-        if self.waited is None:
+        spent = (self.waited or 0.0) + self.queued
+        if self.waited is None and not self.queued:
             return self.limit
-        return max(self.limit - self.waited, reserve(self.limit))
+        return max(self.limit - spent, reserve(self.limit))
 
     def after_wait(self, connecting: Sequence[str]) -> Run:
         """This run once its wait for servers ended now, ``connecting`` still connecting."""
         return replace(self, waited=time.monotonic() - self.started, connecting=tuple(connecting))
+
+    def begun(self) -> Run:
+        """This run as its attempt begins now, on a worker it may have waited for (a Ray node's)."""
+        return replace(self, queued=max(0.0, time.monotonic() - self.started - (self.waited or 0.0)))
+
+    def moved(self, record: Sequence[ToolCallRecord], shown: Mapping[str, int]) -> Run:
+        """The next attempt of a run whose node was lost: the calls it made are answered from ``record``.
+
+        No tool is called twice: what the lost attempt called (and got an answer to) is answered from the
+        record; the servers answer only what it did not reach. ``shown`` is what the caller's live views
+        were shown already (characters per stream), not shown again.
+        """
+        plan = replace(self.plan, book=ReplayBook(record), then_live=True)
+        return replace(self, plan=plan, watchers=self.watchers.skipping(shown), attempt=self.attempt + 1)
 
     def duration_ms(self) -> float:
         """Milliseconds since the run was asked for."""
@@ -71,11 +94,15 @@ class Run:
 
     def timeout_error(self) -> ErrorRecord:
         """The error of a run stopped at its limit, saying how much of it went to waiting for servers."""
-        waited = self.limit - self.seconds
+        spent = self.limit - self.seconds
+        queued = min(self.queued, spent)
+        waited = spent - queued
         waiting = f" ({waited:.1f} s of it waiting for servers to finish connecting)" if waited else ""
         if self.connecting and waited:
             connecting = ", ".join(self.connecting)
             waiting = f" ({waited:.1f} s of it waiting for servers still connecting: {connecting})"
+        if queued >= 0.05:
+            waiting += f" ({queued:.1f} s of it waiting for a Ray node, or on nodes that were lost)"
         return ErrorRecord(
             type="TimeoutError",
             message=(

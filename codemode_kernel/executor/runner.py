@@ -14,10 +14,8 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import shutil
 import signal
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -25,6 +23,8 @@ from ..approvals import ApprovalCheck, ApprovalPolicy, Approver
 from ..artifacts import ArtifactStore
 from ..calllog import ToolCallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
+from ..config.models import ExecutorResources, ExecutorSettings
+from ..core.errors import ClusterError, NodeLostError
 from ..core.limits import (
     DEFAULT_GRACE,
     DEFAULT_SESSION_IDLE,
@@ -33,7 +33,7 @@ from ..core.limits import (
     MIN_TIMEOUT,
     check_timeout,
 )
-from ..core.records import ErrorRecord
+from ..core.records import ErrorRecord, NodeAttempt
 from ..hub.loop import blocking
 from ..toolbox import RESERVED_NAMES, Toolbox
 from ..worker.protocol import ProtectionsFrame, RunFrame
@@ -41,7 +41,7 @@ from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
 from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
 from .owned import OwnedTool, plan_calls
-from .pool import LocalWorkers, Worker, WorkerPool, cpu_limit
+from .pool import LocalWorkers, Pool, WorkerHandle, WorkerPool, cpu_limit
 from .references import Program, await_servers_named, note_connecting, note_sign_in, waiting_for
 from .requests import WorkerRequests
 from .result import ExecutionResult, ExecutionStatus, PendingCall
@@ -64,8 +64,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
+_NODE_EXIT_WAIT = 30.0  # the same on a Ray node: its actor answers, or Ray finds the node gone
 _CLEANUP_DELAY = 0.01  # seconds after a finished run before its process group is killed
 _PENDING_QUIET = 0.15  # seconds without a new pending call before a replay run stops as pending
+MAX_ATTEMPTS = 3
+"""Nodes a run may be tried on when the ones before were lost while it ran (a Ray cluster)."""
 
 
 class Executor:
@@ -84,6 +87,7 @@ class Executor:
         session_idle: float = DEFAULT_SESSION_IDLE,
         llm: LLMHandler | None = None,
         approver: Approver | None = None,
+        executor: ExecutorSettings | None = None,
     ) -> None:
         """Set up; the worker process starts with the first run.
 
@@ -105,6 +109,8 @@ class Executor:
             approver: asked to decide a program's call that needs approval (a destructive tool, or one
                 the settings' ``approve`` lists; ``approvals.py``), unless a run names its own. Without
                 one such calls are denied, saying so.
+            executor: where programs run: this machine, or a Ray cluster's nodes (docs/scale-out.md);
+                by default the config's ``executor``.
 
         The artifact store is the toolbox's (``.codemode/artifacts.db`` of the workspace); tool results over
         the config's ``codeMode.artifactThresholdBytes`` are stored there by the hub's call log.
@@ -124,15 +130,22 @@ class Executor:
         self.max_output_bytes = max_output_bytes
         self._shapes: tuple[int, dict[str, dict[str, Any]]] = (-1, {})
         self._later = _Later(_CLEANUP_DELAY)
-        self._pool = WorkerPool(
-            LocalWorkers(
-                toolbox,
-                self.settings,
-                cpu_seconds=cpu_limit(MAX_TIMEOUT, self.grace),
-                preload=preload if preload is not None else self.settings.preload,
-                overrides=sandbox or {},
-            )
+        self.backend = executor if executor is not None else toolbox.config.executor
+        """Where programs run (``backend``: ``local`` or ``ray``), and what one reserves on a cluster."""
+        source = LocalWorkers(
+            toolbox,
+            self.settings,
+            cpu_seconds=cpu_limit(MAX_TIMEOUT, self.grace),
+            preload=preload if preload is not None else self.settings.preload,
+            overrides=sandbox or {},
         )
+        self._pool: Pool
+        if self.backend.backend == "ray":
+            from .cluster.pool import ClusterPool
+
+            self._pool = ClusterPool(source, self.backend)
+        else:
+            self._pool = WorkerPool(source)
         self._sessions = Sessions(self._pool, session_idle)
 
     def _shapes_frame(self) -> dict[str, dict[str, Any]]:
@@ -213,6 +226,17 @@ class Executor:
         """
         return Protections.from_dict(self._loop_thread.run(self._pool.protections()))
 
+    def cluster_status(self) -> dict[str, Any] | None:
+        """The Ray cluster as this executor uses it: nodes, prepared and running workers, queued runs.
+
+        None for the local backend. Connects to the cluster if it has not yet.
+        """
+        from .cluster.pool import ClusterPool
+
+        if not isinstance(self._pool, ClusterPool):
+            return None
+        return self._loop_thread.run(self._pool.status())
+
     async def _shut_down(self) -> None:
         self._later.flush()
         await self._sessions.end_all()
@@ -235,6 +259,7 @@ class Executor:
         on_output: OutputCallback | None = None,
         on_call: CallCallback | None = None,
         on_progress: ProgressWatcher | None = None,
+        resources: ExecutorResources | None = None,
     ) -> ExecutionResult:
         """Run ``code`` and return its ExecutionResult; awaitable from any event loop.
 
@@ -262,6 +287,8 @@ class Executor:
                 and when it ends, on the hub's thread (keep it short).
             on_progress: called with ``(tool, seq, progress, total, message)`` when a server reports
                 progress on one of this execution's calls, on the hub's thread (keep it short).
+            resources: on a Ray cluster, what this run reserves (CPUs, memory, custom resources); by
+                default the executor's ``executor.resources``. Ignored by the local backend.
         """
         plan = plan_calls(
             tools,
@@ -280,6 +307,7 @@ class Executor:
             plan=plan,
             watchers=Watchers(on_output, on_call, on_progress),
             session=session,
+            resources=resources,
         )
         return await self._loop_thread.run_async(self._run(run))
 
@@ -319,17 +347,45 @@ class Executor:
         return run.after_wait(connecting)
 
     async def _run_alone(self, run: Run) -> ExecutionResult:
-        try:
-            worker = await self._pool.take()
-        except (ZygoteError, OSError, TimeoutError) as exc:
-            return _internal(run, f"could not start a worker: {exc}")
-        try:
-            return await self._execute(run, worker)
-        finally:
-            # Later and off the loop: the caller need not wait for a temp dir to be removed (a thread doing
-            # it now would hold the interpreter lock just as the caller's thread wakes up with its result).
-            self._later.add(lambda: _remove_soon(worker.tmp_dir))
-            self._pool.prepare_next()
+        """Run on a worker of its own; on a Ray cluster, again elsewhere while its node was lost."""
+        nodes: list[NodeAttempt] = []
+        while True:
+            try:
+                worker = await asyncio.wait_for(self._pool.take(run.resources), run.seconds)
+            except TimeoutError:
+                return _internal(
+                    run,
+                    f"no worker was free within the run's {run.limit:g} s ({_queue_note(self._pool)})",
+                    status="timeout",
+                )
+            except (ZygoteError, OSError, NodeLostError) as exc:
+                return _internal(run, f"could not start a worker: {exc}", nodes=nodes or None)
+            except ClusterError as exc:
+                return _internal(run, str(exc), nodes=nodes or None)
+            if worker.node is not None:
+                run = run.begun()
+            try:
+                result = await self._execute(run, worker)
+            finally:
+                # Later and off the loop: the caller need not wait for a temp dir to be removed (a thread
+                # doing it now would hold the interpreter lock just as the caller's thread wakes up with it).
+                self._later.add(worker.release)
+                self._pool.prepare_next()
+            if worker.node is None:
+                return result
+            nodes.append(
+                NodeAttempt(node=worker.node, outcome=f"lost: {worker.lost}" if worker.lost else "finished")
+            )
+            result.nodes = list(nodes)
+            if worker.lost is None or len(nodes) >= MAX_ATTEMPTS or run.seconds <= reserve(run.limit):
+                return result
+            log.warning(
+                "execution %s: node %s was lost (%s); replaying it elsewhere",
+                run.execution_id,
+                worker.node,
+                worker.lost,
+            )
+            run = run.moved(result.tool_calls, {"stdout": len(result.stdout), "stderr": len(result.stderr)})
 
     async def _run_in_session(self, run: Run, name: str) -> ExecutionResult:
         try:
@@ -343,9 +399,15 @@ class Executor:
         await self._sessions.rest(session)
         return result
 
-    async def _execute(self, run: Run, worker: Worker, session: Session | None = None) -> ExecutionResult:
+    async def _execute(
+        self, run: Run, worker: WorkerHandle, session: Session | None = None
+    ) -> ExecutionResult:
         if session is None:
-            reader, writer = await worker.connect()
+            try:
+                reader, writer = await worker.connect()
+            except NodeLostError as exc:
+                worker.lost = exc.reason
+                return _internal(run, str(exc), status="crashed", error_type="NodeLost")
         else:
             reader, writer = session.reader, session.writer
         state = Execution(
@@ -376,7 +438,7 @@ class Executor:
             state.reply(frame)
             serve = asyncio.ensure_future(self._requests.serve(reader, state))
             try:
-                stopped_pending = await self._wait(serve, state, run.seconds)
+                stopped_pending = await self._wait(serve, state, run.seconds, worker)
             except TimeoutError:
                 answered = await self._stop(worker, serve, wait_for_answer=session is not None)
                 status, error = "timeout", run.timeout_error()
@@ -396,8 +458,11 @@ class Executor:
             unsubscribe()
             raise
         finally:
-            for task in state.calls:
-                task.cancel()  # in-flight tool calls are cancelled at their servers
+            if worker.lost is None or session is not None:
+                for task in state.calls:
+                    task.cancel()  # in-flight tool calls are cancelled at their servers
+            # else its node was lost, not the program: its calls finish and their results go in the record
+            # the next attempt is answered from (so none is made twice)
             if session is None or not keep:
                 if state.done is not None:
                     # The program reported back; its worker waits for its channel to close. Closing it and
@@ -407,8 +472,8 @@ class Executor:
                 else:
                     writer.close()
                     worker.signal(signal.SIGKILL)
-        if state.calls:  # let the cancelled calls record how they ended
-            await asyncio.wait(set(state.calls), timeout=1.0)
+        if state.calls:  # let the cancelled calls record how they ended (or a lost node's calls finish)
+            await asyncio.wait(set(state.calls), timeout=max(run.seconds, 1.0) if worker.lost else 1.0)
         unsubscribe()
         if session is not None:
             session.runs += 1
@@ -436,7 +501,9 @@ class Executor:
             completed=bool(state.done and status == "ok" and state.done.get("completed")),
         )
 
-    async def _wait(self, serve: asyncio.Future[None], state: Execution, limit: float) -> bool:
+    async def _wait(
+        self, serve: asyncio.Future[None], state: Execution, limit: float, worker: WorkerHandle
+    ) -> bool:
         """Wait for the channel to end; True when the program is blocked on pending (unrecorded) calls.
 
         A parallel batch sends all its calls before it blocks, so pending calls are collected until none
@@ -462,16 +529,23 @@ class Executor:
             state.pending_changed.clear()
             changed = asyncio.ensure_future(state.pending_changed.wait())
             waiters: set[asyncio.Future[Any]] = {serve, changed}
+            if worker.node is not None and not worker.exited.done():
+                waiters.add(worker.exited)  # a node found lost while its relay still seems open
             try:
                 done, _ = await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 changed.cancel()  # also when the run is cancelled: no task is left pending
             if serve in done:
                 return False
+            if worker.exited in done and isinstance(worker.exited.exception(), NodeLostError):
+                serve.cancel()
+                return False
             if not done:
                 raise TimeoutError
 
-    async def _classify(self, state: Execution, worker: Worker) -> tuple[ExecutionStatus, ErrorRecord | None]:
+    async def _classify(
+        self, state: Execution, worker: WorkerHandle
+    ) -> tuple[ExecutionStatus, ErrorRecord | None]:
         """Status and error once the channel has ended (done, closed, or broken)."""
         if state.done is not None:
             # The worker's report is final; it is killed (with anything it left) right after this.
@@ -489,8 +563,13 @@ class Executor:
                 type="ProtocolError", message=f"the program broke the channel: {state.broken}"
             )
         try:
-            how = await asyncio.wait_for(asyncio.shield(worker.exited), _EXIT_WAIT)
+            how = await asyncio.wait_for(
+                asyncio.shield(worker.exited), _EXIT_WAIT if worker.node is None else _NODE_EXIT_WAIT
+            )
             description = how.describe()
+        except NodeLostError as exc:
+            worker.lost = exc.reason
+            return "crashed", ErrorRecord(type="NodeLost", message=f"{exc}; the run was stopped there")
         except TimeoutError:
             worker.signal(signal.SIGKILL)
             description = "closed its channel and was killed"
@@ -502,7 +581,7 @@ class Executor:
         )
 
     async def _stop(
-        self, worker: Worker, serve: asyncio.Future[None] | None, *, wait_for_answer: bool
+        self, worker: WorkerHandle, serve: asyncio.Future[None] | None, *, wait_for_answer: bool
     ) -> bool:
         """SIGINT, a grace period, then SIGKILL of the worker's process group.
 
@@ -542,28 +621,39 @@ def _protection_list(report: ProtectionsFrame | None) -> list[str]:
     return [*report["in_force"], *missing]
 
 
-def _internal(run: Run, message: str) -> ExecutionResult:
-    """The result of a run that could not start: the fault is ours, not the program's."""
+def _internal(
+    run: Run,
+    message: str,
+    *,
+    status: ExecutionStatus = "internal",
+    error_type: str = "InternalError",
+    nodes: list[NodeAttempt] | None = None,
+) -> ExecutionResult:
+    """The result of a run that could not start (or reach its worker): the fault is not the program's."""
     return ExecutionResult(
-        status="internal",
+        status=status,
         execution_id=run.execution_id,
-        error=ErrorRecord(type="InternalError", message=message),
+        error=ErrorRecord(type=error_type, message=message),
         duration_ms=run.duration_ms(),
         timeout_s=run.limit,
+        nodes=nodes,
     )
 
 
-def _close_and_kill(writer: asyncio.StreamWriter, worker: Worker) -> None:
+def _queue_note(pool: object) -> str:
+    """What a run waited on when no worker came: a Ray cluster's queue, or this machine's zygote."""
+    queued = getattr(pool, "queued", None)
+    if queued is None:
+        return "the worker process did not hand one over"
+    return (
+        "no Ray node had the run's resources free (executor.resources); "
+        f"{queued} other run{'s' * (queued != 1)} still waiting"
+    )
+
+
+def _close_and_kill(writer: asyncio.StreamWriter, worker: WorkerHandle) -> None:
     writer.close()
     worker.signal(signal.SIGKILL)
-
-
-def _remove_soon(path: Path) -> None:
-    """Remove a run's temp dir off the loop when one runs (a program may have left many files in it)."""
-    try:
-        asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, path, True)
-    except RuntimeError:  # no loop (closing): here and now
-        shutil.rmtree(path, True)
 
 
 class _Later:

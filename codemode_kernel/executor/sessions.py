@@ -12,7 +12,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 
 from ..worker.protocol import ProtectionsFrame
-from .pool import Worker, WorkerPool
+from .pool import Pool, WorkerHandle
 from .references import SessionNames
 
 __all__ = ["Session", "Sessions"]
@@ -23,7 +23,7 @@ class Session:
     """A worker that keeps its program's globals from one run to the next."""
 
     name: str
-    worker: Worker
+    worker: WorkerHandle
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     protections: ProtectionsFrame | None = None
@@ -44,7 +44,7 @@ class Session:
 class Sessions:
     """One Executor's named sessions: opened on a first run, kept between runs, ended once idle."""
 
-    def __init__(self, pool: WorkerPool, idle: float) -> None:
+    def __init__(self, pool: Pool, idle: float) -> None:
         self._pool = pool
         self.idle = idle
         """Seconds a session may go without a run before its worker is ended."""
@@ -95,6 +95,7 @@ class Sessions:
         session.alive = False
         session.writer.close()
         session.worker.discard()
+        session.worker.release()
         return True
 
     async def end_all(self) -> None:

@@ -1,0 +1,393 @@
+"""ClusterPool: workers on the nodes of a Ray cluster, for an Executor whose ``executor.backend`` is ``ray``.
+
+What Ray does here: placement and lifecycle. Each run reserves its resources (``executor.resources``) as a
+one-bundle placement group; Ray's scheduler puts it on a node that has them free, or keeps it queued until
+one does. The node's actor (``node.NodeActor``, one per node, started on first use and pinned there) hands
+out a sandboxed worker it prepared, and the kernel opens a TCP connection to the actor that relays the
+worker's channel. Everything else is the local executor's: the same frames, checked the same way, tool
+calls and ``llm()`` answered by the hub in this process, so no credential leaves it.
+
+A node lost while it runs a program fails the worker's ``exited`` with ``NodeLostError``; the executor
+replays the run elsewhere from its recorded tool results (``Executor._run_alone``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from ...config.models import ExecutorResources, ExecutorSettings
+from ...core.errors import ClusterError, NodeLostError, ZygoteError
+from ...worker.protocol import ProtectionsFrame
+from ..pool import LocalWorkers, off_loop
+from ..zygote_client import WorkerExit
+from .node import NodeActor, NodeSetup
+
+__all__ = ["ClusterPool", "RemoteWorker", "import_ray"]
+
+_NAMESPACE = "codemode"
+_ACTOR_WAIT = 120.0  # seconds a node actor may take to start (a new Python process on a loaded node)
+_INSTALL_HINT = 'the Ray executor needs Ray: pip install "codemode-kernel[ray]"'
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a ClusterError saying how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ClusterError(_INSTALL_HINT) from exc
+    return ray
+
+
+@dataclass
+class RemoteWorker:
+    """A worker a node actor prepared for one run; its channel is the actor's relay."""
+
+    pid: int
+    """Its pid on the node (for messages)."""
+    node: str
+    version: int
+    exited: asyncio.Future[WorkerExit]
+    actor: Any
+    worker_id: str
+    token: str
+    host: str
+    port: int
+    placement: Any
+    release_placement: Callable[[Any], None]
+    lost: str | None = None
+    _done: bool = field(default=False, repr=False)
+
+    async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Open the relay to the worker's channel; a node that cannot be reached is a lost node."""
+        try:
+            reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
+        except OSError as exc:
+            raise NodeLostError(
+                self.node, f"its relay at {self.host}:{self.port} cannot be reached: {exc}"
+            ) from exc
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        writer.write((self.worker_id + self.token).encode("ascii"))
+        return reader, writer
+
+    def signal(self, number: int) -> None:
+        """Ask the node's actor to signal the worker's process group (a lost node: nothing to signal)."""
+        with contextlib.suppress(Exception):
+            self.actor.signal.remote(self.worker_id, int(number))
+
+    def discard(self) -> None:
+        """End the worker on its node and give its resources back to the cluster."""
+        if self._done:
+            return
+        self._done = True
+        with contextlib.suppress(Exception):
+            self.actor.release.remote(self.worker_id)
+        self.release_placement(self.placement)
+
+    def release(self) -> None:
+        """After its run: the same as ``discard`` (the node removes the temp dir)."""
+        self.discard()
+
+
+class ClusterPool:
+    """Workers on a Ray cluster's nodes, used on the hub's loop (the same interface as ``WorkerPool``)."""
+
+    def __init__(self, source: LocalWorkers, settings: ExecutorSettings) -> None:
+        self.source = source
+        self.settings = settings
+        self.closing = False
+        self._ray: Any = None
+        self._connecting: asyncio.Task[Any] | None = None
+        self._actors: dict[str, Any] = {}
+        self._actor_lock: asyncio.Lock | None = None
+        self._setup: NodeSetup | None = None
+        self.queued = 0
+        """Runs waiting for Ray to place them (their resources are not free anywhere yet)."""
+        self.running = 0
+        self._warm_requested = False
+
+    @property
+    def started(self) -> bool:
+        """Whether this pool connected to the cluster (or is connecting): then there is work to stop."""
+        return self._ray is not None or self._connecting is not None or self._warm_requested
+
+    def warm(self) -> Coroutine[Any, Any, None]:
+        """Connect to the cluster and start a node actor on every node, so the first run need not."""
+        self._warm_requested = True
+        return self._warm()
+
+    async def _warm(self) -> None:
+        with contextlib.suppress(Exception):  # a failure shows, with its reason, on the first run
+            ray = await self._connected()
+            for node in [n["NodeID"] for n in ray.nodes() if n.get("Alive")]:
+                await self._actor(node)
+
+    def prepare_next(self) -> None:
+        """Nothing to do here: each node's actor prepares its next worker when a run ends."""
+
+    def is_current(self, worker: Any) -> bool:
+        """Whether ``worker`` was made for the tools the hub has now."""
+        return bool(worker.version == self.source.version)
+
+    async def take(self, resources: ExecutorResources | None = None) -> RemoteWorker:
+        """A worker on the node Ray places this run on; waits (queued) until its resources are free.
+
+        Raises:
+            ClusterError: Ray is missing or the cluster cannot be reached.
+            ZygoteError: the node could not start a worker.
+            NodeLostError: the node went away before the worker was handed over.
+        """
+        ray = await self._connected()
+        from ray.util.placement_group import placement_group, placement_group_table
+
+        bundle = _bundle(resources or self.settings.resources)
+        group = placement_group([bundle])
+        self.queued += 1
+        try:
+            await group.ready()
+            node = placement_group_table(group)["bundles_to_node_id"][0]
+        except BaseException:
+            self._remove_placement(group)
+            raise
+        finally:
+            self.queued -= 1
+        try:
+            actor = await self._actor(node)
+            taken = await actor.take.remote(self._node_setup())
+        except BaseException as exc:
+            self._remove_placement(group)
+            if isinstance(exc, ray.exceptions.RayError):
+                self._actors.pop(node, None)
+                raise NodeLostError(node, _describe(exc)) from exc
+            raise
+        if "error" in taken:
+            self._remove_placement(group)
+            raise ZygoteError(taken["error"])
+        exited = asyncio.ensure_future(self._exit_of(actor, node, taken["worker"]))
+        self.running += 1
+        return RemoteWorker(
+            pid=taken["pid"],
+            node=node,
+            version=self.source.version,
+            exited=exited,
+            actor=actor,
+            worker_id=taken["worker"],
+            token=taken["token"],
+            host=taken["host"],
+            port=taken["port"],
+            placement=group,
+            release_placement=self._release,
+        )
+
+    async def protections(self) -> ProtectionsFrame:
+        """What a worker applies on entering its sandbox on a node (the first node with an actor)."""
+        ray = await self._connected()
+        nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+        if not nodes:
+            raise ZygoteError("the Ray cluster has no live node")
+        actor = await self._actor(nodes[0])
+        report = await actor.protections.remote(self._node_setup())
+        if "error" in report:
+            raise ZygoteError(report["error"])
+        return cast(ProtectionsFrame, report)  # checked on the node, as the frame it is (WorkerPool)
+
+    async def status(self) -> dict[str, Any]:
+        """The cluster as the kernel sees it: nodes, each one's prepared and running workers, the queue."""
+        ray = await self._connected()
+        nodes = []
+        for entry in ray.nodes():
+            node = entry["NodeID"]
+            row: dict[str, Any] = {
+                "node": node,
+                "alive": bool(entry.get("Alive")),
+                "address": entry.get("NodeManagerAddress"),
+            }
+            actor = self._actors.get(node)
+            if actor is not None and row["alive"]:
+                with contextlib.suppress(Exception):
+                    row.update(await asyncio.wait_for(actor.status.remote(), 5.0))
+            row["resources"] = dict(entry.get("Resources") or {})
+            nodes.append(row)
+        return {
+            "address": self.settings.address or "auto",
+            "nodes": nodes,
+            "queued": self.queued,
+            "running": self.running,
+        }
+
+    async def shut_down(self) -> None:
+        """End every node actor (and so their zygotes and workers); the cluster itself stays up."""
+        self.closing = True
+        if self._connecting is not None and not self._connecting.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._connecting), 30.0)
+        actors, self._actors = list(self._actors.values()), {}
+        if self._ray is None:
+            return
+        ends = [asyncio.ensure_future(_end_actor(self._ray, actor)) for actor in actors]
+        if ends:
+            await asyncio.wait(ends)
+        ray, self._ray = self._ray, None
+        await off_loop(lambda: _disconnect(ray))
+
+    # -- inside -----------------------------------------------------------------------------------
+
+    async def _connected(self) -> Any:
+        """The ``ray`` module, connected to the cluster (once; later calls wait for the first)."""
+        if self._ray is not None:
+            return self._ray
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(off_loop_result(lambda: _connect(self.settings.address)))
+        try:
+            self._ray = await asyncio.shield(self._connecting)
+        except BaseException:
+            if self._connecting.done():
+                self._connecting = None  # a failed connection is tried again by the next run
+            raise
+        return self._ray
+
+    async def _actor(self, node: str) -> Any:
+        """The actor on ``node``, started there (pinned) on first use."""
+        if self._actor_lock is None:
+            self._actor_lock = asyncio.Lock()
+        async with self._actor_lock:
+            actor = self._actors.get(node)
+            if actor is None:
+                ray = self._ray
+                from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+                remote = ray.remote(NodeActor).options(
+                    num_cpus=0,
+                    max_restarts=0,
+                    max_task_retries=0,
+                    max_concurrency=1000,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+                )
+                actor = remote.remote()
+                await asyncio.wait_for(actor.status.remote(), _ACTOR_WAIT)
+                self._actors[node] = actor
+            return actor
+
+    def _node_setup(self) -> NodeSetup:
+        """The tools and limits the nodes' workers are made for (built again when the tools change)."""
+        version = self.source.version
+        if self._setup is None or self._setup["version"] != version:
+            plan = self.source.zygote_plan()
+            self._setup = NodeSetup(
+                version=version, tools=plan.tools, preload=list(plan.preload), policy=self.source.policy()
+            )
+        return self._setup
+
+    async def _exit_of(self, actor: Any, node: str, worker_id: str) -> WorkerExit:
+        ray = self._ray
+        try:
+            how = await actor.wait_exit.remote(worker_id)
+        except ray.exceptions.RayError as exc:
+            self._actors.pop(node, None)
+            raise NodeLostError(node, _describe(exc)) from exc
+        if "error" in how:
+            raise ZygoteError(how["error"])
+        return WorkerExit(how.get("code"), how.get("signal"))
+
+    def _release(self, group: Any) -> None:
+        self.running -= 1
+        self._remove_placement(group)
+
+    def _remove_placement(self, group: Any) -> None:
+        with contextlib.suppress(Exception):
+            from ray.util.placement_group import remove_placement_group
+
+            remove_placement_group(group)
+
+
+async def _end_actor(ray: Any, actor: Any) -> None:
+    """Ask a node's actor to end its workers and zygote, then end it (a lost node's: at once)."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(actor.shut_down.remote(), 10.0)
+    with contextlib.suppress(Exception):
+        ray.kill(actor)
+
+
+def _bundle(resources: ExecutorResources) -> dict[str, float]:
+    """One program's reservation in Ray's resource names."""
+    bundle: dict[str, float] = {"CPU": resources.cpus}
+    if resources.gpus:
+        bundle["GPU"] = resources.gpus
+    if resources.memory_mb:
+        bundle["memory"] = float(resources.memory_mb * 1024 * 1024)
+    bundle.update(resources.custom)
+    return {name: amount for name, amount in bundle.items() if amount > 0} or {"CPU": 0.01}
+
+
+def _describe(exc: BaseException) -> str:
+    """A Ray error's first line, without Ray's long advice."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+class _Connection:
+    """This process's connection to Ray, shared by its executors; ended by the last one it started for."""
+
+    lock = threading.Lock()
+    users = 0
+    ours = False
+    """Whether an executor connected (then the last one to close disconnects); not a user's ``ray.init``."""
+
+
+def _connect(address: str | None) -> Any:
+    """``ray.init`` (or the connection this process already has), keeping the process's signal handlers.
+
+    Runs on a thread: connecting takes seconds. ``ray.init`` installs its own SIGTERM handler when it can;
+    a kernel's or serve's own handler is put back.
+    """
+    ray = import_ray()
+    with _Connection.lock:
+        if not ray.is_initialized():
+            _init(ray, address)
+            _Connection.ours = True
+        _Connection.users += 1
+    return ray
+
+
+def _disconnect(ray: Any) -> None:
+    """One executor less on the connection; the last one ends a connection an executor made."""
+    with _Connection.lock:
+        _Connection.users -= 1
+        if _Connection.users <= 0 and _Connection.ours:
+            _Connection.ours = False
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+
+
+def _init(ray: Any, address: str | None) -> None:
+    kept = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        ray.init(
+            address=address or "auto",
+            namespace=_NAMESPACE,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise ClusterError(
+            f"could not connect to the Ray cluster at {address or 'auto'}: {exc}; start one with `ray start "
+            "--head`, or set executor.address to its head's HOST:PORT"
+        ) from exc
+    if kept is not None:
+        signal.signal(signal.SIGTERM, kept)
+
+
+async def off_loop_result(function: Callable[[], Any]) -> Any:
+    """Run a blocking call on a thread and return its result."""
+    return await asyncio.get_running_loop().run_in_executor(None, function)

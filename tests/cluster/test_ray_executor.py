@@ -1,0 +1,162 @@
+"""The Ray backend end to end: programs on the nodes of a real cluster, their calls answered by this hub.
+
+A counting MCP server appends every call it gets to a file, so a test reads what really reached it: a run
+whose node is killed under it is replayed on another node and no call is made twice.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codemode_kernel import Toolbox
+from codemode_kernel.config import load_config
+from codemode_kernel.config.models import ExecutorResources, ExecutorSettings
+from codemode_kernel.executor import Executor
+from tests.cluster.conftest import RayCluster
+from tests.conftest import ROOT, wait_until
+
+pytestmark = pytest.mark.integration
+
+COUNTING = ROOT / "tests" / "servers" / "counting_server.py"
+ON_SPARE = ExecutorResources(cpus=1, custom={"spare": 0.01})
+"""A run placed on a worker node, which a test may remove (not on the head, which holds the driver)."""
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cluster")
+    servers = {
+        "weather": {"command": sys.executable, "args": ["-m", "codemode_kernel.servers.weather"]},
+        "counting": {"command": sys.executable, "args": [str(COUNTING), "--log", str(path / "calls.log")]},
+    }
+    (path / "codemode.json").write_text(json.dumps({"mcpServers": servers, "workspace": str(path)}))
+    (path / "calls.log").write_text("")
+    return path
+
+
+def calls_made(workspace: Path) -> list[str]:
+    return (workspace / "calls.log").read_text().splitlines()
+
+
+async def echo_model(request: dict[str, Any]) -> str:
+    return f"model says: {request['prompt']}"
+
+
+@pytest.fixture(scope="module")
+def executor(ray_cluster: RayCluster, workspace: Path) -> Iterator[Executor]:
+    settings = ExecutorSettings(backend="ray", address=ray_cluster.address)
+    with (
+        Toolbox(load_config(workspace / "codemode.json")) as toolbox,
+        Executor(toolbox, grace=1.0, executor=settings, llm=echo_model) as executor,
+    ):
+        yield executor
+
+
+def test_programs_spread_over_the_nodes_and_their_calls_come_back_to_the_hub(
+    executor: Executor, workspace: Path
+) -> None:
+    program = """
+import time
+w = get_weather(city="Oslo", unit="celsius")
+n = count(label=LABEL)
+stored = store_artifact({"city": w.city}, name=LABEL)
+answer = llm(f"hello from {LABEL}")
+time.sleep(1.5)  # the three runs overlap: each holds its node's one CPU
+{"temperature": w.temperature, "count": n, "answer": answer}
+"""
+    labels = ["spread-a", "spread-b", "spread-c"]
+    with ThreadPoolExecutor(3) as pool:
+        results = list(
+            pool.map(lambda label: executor.run(program, inputs={"LABEL": label}, timeout=60), labels)
+        )
+    for label, result in zip(labels, results, strict=True):
+        assert result.status == "ok", result.error
+        assert result.value is not None and result.value["data"]["count"] == 1
+        assert result.value["data"]["answer"] == f"model says: hello from {label}"
+        assert [c["tool"] for c in result.tool_calls] == ["get_weather", "count", "llm"]
+        assert [a["name"] for a in result.artifacts] == [label]
+        assert executor.artifacts.load(label) == {"city": "Oslo"}  # stored in the kernel's workspace
+        assert (
+            result.nodes is not None and len(result.nodes) == 1 and result.nodes[0]["outcome"] == "finished"
+        )
+        assert "pid_namespace" in result.protections and "network_namespace" in result.protections
+    nodes = {result.nodes[0]["node"] for result in results if result.nodes}
+    assert len(nodes) == 3, "each run reserved a whole CPU: Ray placed them on the three nodes"
+    assert sorted(calls_made(workspace)) == sorted(labels)
+    record = results[0].to_dict()
+    assert record["nodes"] == results[0].nodes
+
+
+def test_a_node_lost_under_a_run_moves_it_and_no_call_is_made_twice(
+    executor: Executor, workspace: Path, ray_cluster: RayCluster
+) -> None:
+    program = """
+import time
+first = count(label="lost-first")
+print("first call answered")
+time.sleep(3)  # the node is killed here
+second = count(label="lost-second")
+print("after the second call")
+[first, second]
+"""
+    printed: list[str] = []
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        done["result"] = executor.run(
+            program, timeout=60, resources=ON_SPARE, on_output=lambda stream, text: printed.append(text)
+        )
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    wait_until(lambda: calls_made(workspace), lambda calls: "lost-first" in calls, timeout=60)
+    running = executor.cluster_status()
+    assert running is not None
+    busy = [n["node"] for n in running["nodes"] if n.get("running")]
+    assert len(busy) == 1, running
+    ray_cluster.remove(busy[0])
+    thread.join(90)
+    result = done["result"]
+    assert result.status == "ok", result.error
+    assert result.value == {"kind": "json", "data": [1, 1]}
+    assert calls_made(workspace).count("lost-first") == 1, "the call the lost node made is not made again"
+    assert calls_made(workspace).count("lost-second") == 1
+    assert result.nodes is not None and [n["outcome"].split(":")[0] for n in result.nodes] == [
+        "lost",
+        "finished",
+    ]
+    assert result.nodes[0]["node"] == busy[0] and result.nodes[1]["node"] != busy[0]
+    first = result.tool_calls[0]
+    assert first["tool"] == "count" and "replayed from the record; no server was called" in first["warnings"]
+    assert result.stdout == "first call answered\nafter the second call\n"
+    assert "".join(printed) == result.stdout, "the live view is not shown the replayed output twice"
+
+
+def test_a_runaway_program_on_a_node_is_stopped_at_its_deadline(executor: Executor) -> None:
+    started = time.monotonic()
+    result = executor.run("while True:\n    pass", timeout=2)
+    elapsed = time.monotonic() - started
+    assert result.status == "timeout"
+    assert elapsed < 2 + executor.grace + 5, elapsed
+    follow_up = executor.run("21 * 2", timeout=30)
+    assert follow_up.status == "ok" and follow_up.value == {"kind": "json", "data": 42}
+
+
+def test_ray_secrets_and_sockets_are_hidden_on_a_node(executor: Executor) -> None:
+    reads = {
+        "token": "import os\nopen(os.path.expanduser('~/.ray/auth_token')).read()",
+        "sockets": "import os\nos.listdir('/tmp/ray')",
+    }
+    for name, code in reads.items():
+        result = executor.run(code, timeout=30)
+        assert result.status == "error" and result.error is not None, (name, result.value)
+        assert result.error["type"] in ("PermissionError", "FileNotFoundError"), (name, result.error)
