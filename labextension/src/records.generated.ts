@@ -213,6 +213,14 @@ export interface PendingCall {
   id?: string;
 }
 
+/** Where one attempt of a run on a Ray cluster ran, and how it ended there. */
+export interface NodeAttempt {
+  /** The Ray node id (hex). */
+  node: string;
+  /** `finished`, or why the run moved on: `lost: ...` (the node went away while it ran). */
+  outcome: string;
+}
+
 /** What a run's record and its trace share: how it ended, its value or error, what it printed. */
 export interface _Outcome {
   status: ExecutionStatus;
@@ -235,6 +243,8 @@ export interface ExecutionRecord extends _Outcome {
   duration_ms: number;
   /** Isolation layers in force; `missing:<layer>: reason` entries name those that were not. */
   protections: string[];
+  /** On a Ray cluster: the node of each attempt, in order (more than one when a lost node moved it). */
+  nodes?: NodeAttempt[];
 }
 
 /**
