@@ -381,7 +381,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .calllog import ToolCallRecord
-    from .config.executor_choice import chosen_executor
+    from .config.executor_choice import chosen_executor, require_ray
     from .executor import Executor
     from .executor.pending_file import PendingFileError, pending_state, read_answers
     from .executor.result import ExecutionResult, format_result_text
@@ -402,7 +402,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # exit code 1 means "the program raised": a config problem is usage
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    chosen_executor(config, args.executor)  # TODO(issue 26): pass to the Executor once it takes executor=
+    executor_settings = chosen_executor(config, args.executor)
+    require_ray(executor_settings)
     record: list[ToolCallRecord] | None = None
     if args.answers is not None and not args.pending:
         print("codemode: --answers resumes a --pending run; add --pending", file=sys.stderr)
@@ -422,7 +423,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # On a terminal the program's output is shown as it prints it; a pipe gets it in one piece at the end.
     view = RunOutput(sys.stdout, sys.stderr, live=as_text and sys.stdout.isatty(), line=line)
     try:
-        with Toolbox(config) as toolbox, Executor(toolbox, approver=approver) as executor:
+        with (
+            Toolbox(config) as toolbox,
+            Executor(toolbox, approver=approver, executor=executor_settings) as executor,
+        ):
             # A server's question during a call is asked on the terminal (declined when there is none).
             toolbox.hub.asking.person = (
                 approver

@@ -109,10 +109,8 @@ def require_ray(settings: ExecutorSettings) -> None:
 
 
 def chosen_executor(config: Config, choice: ExecutorChoice | None) -> ExecutorSettings:
-    """The config's executor with ``choice`` over it; RayNotInstalledError if that is Ray, not installed."""
-    settings = config.executor if choice is None else choice.apply(config.executor)
-    require_ray(settings)
-    return settings
+    """The config's executor with ``choice`` (``--executor``, ``%codemode executor``) over it."""
+    return config.executor if choice is None else choice.apply(config.executor)
 
 
 def describe_executor(settings: ExecutorSettings) -> str:

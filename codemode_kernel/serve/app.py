@@ -25,7 +25,7 @@ from .._version import __version__
 from ..agent import AgentOptions, build_toolset
 from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
-from ..config.executor_choice import ExecutorChoice, chosen_executor
+from ..config.executor_choice import ExecutorChoice, chosen_executor, require_ray
 from ..core.errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
 from ..core.limits import MAX_TIMEOUT, MIN_TIMEOUT, TimeoutValueError, check_timeout
 from ..executor import ExecutionResult, Executor
@@ -275,7 +275,8 @@ def serve(
         ValueError: ``host`` is not loopback and ``access`` has no token.
     """
     config, itself = without_self(load_config(config_path))
-    chosen_executor(config, executor_choice)  # TODO(issue 26): pass to the Executor once it takes executor=
+    executor_settings = chosen_executor(config, executor_choice)
+    require_ray(executor_settings)
     if itself:
         print(self_reference_note(itself, config.source), file=sys.stderr)
     # Serving code mode is the point of this command, so it is on even if the config leaves it off.
@@ -284,7 +285,11 @@ def serve(
     with (
         Toolbox(config) as toolbox,
         Executor(
-            toolbox, settings=settings, session_idle=limits.session_idle, llm=model_answerer(config)
+            toolbox,
+            settings=settings,
+            session_idle=limits.session_idle,
+            llm=model_answerer(config),
+            executor=executor_settings,
         ) as executor,
     ):
         toolbox.wait_for_servers()  # the description lists every tool: wait for slow servers first
