@@ -1,4 +1,4 @@
-"""``%codemode reconnect NAME``, ``login NAME``, ``load ARTIFACT NAME``, ``approve TOOL``: one-line actions.
+"""``%codemode reconnect NAME``, ``login NAME``, ``load ARTIFACT NAME``, ``approve TOOL``, ``executor``.
 
 The JupyterLab sidebar runs them as silent executions, and people can type them: each prints one plain
 line saying what happened, and a mistake is a UsageError that says what to type instead.
@@ -6,6 +6,7 @@ line saying what happened, and a mistake is a UsageError that says what to type 
 
 from __future__ import annotations
 
+import json
 import keyword
 import time
 from typing import Any
@@ -13,16 +14,19 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..approvals import PromptApprover
+from ..config.executor_choice import CHOICE_FORMS, RayNotInstalledError, describe_executor, parse_choice
+from ..config.models import ExecutorSettings
 from ..core.errors import ArtifactNotFoundError, CodeModeError, ServerError, UnknownToolError
 from .signin import link_bundle
 from .tools import KernelTools, ToolsUnavailable
 
-__all__ = ["approve_tools", "load_artifact", "login_server", "reconnect_server"]
+__all__ = ["approve_tools", "executor_command", "load_artifact", "login_server", "reconnect_server"]
 
 RECONNECT_USAGE = "%codemode reconnect NAME (a server of %codemode status)"
 LOGIN_USAGE = "%codemode login NAME (a remote server that signs in with OAuth)"
 _LINK_WAIT = 60.0
 LOAD_USAGE = "%codemode load ARTIFACT NAME (an artifact's id or name, and a Python name to bind it to)"
+EXECUTOR_USAGE = f"%codemode executor [local|ray[=ADDRESS]] (where programs run; ADDRESS: {CHOICE_FORMS})"
 
 
 def reconnect_server(tools: KernelTools, words: list[str]) -> str:
@@ -110,3 +114,53 @@ def approve_tools(approver: PromptApprover, patterns: list[str]) -> str:
     return "codemode: allowed without asking, until the kernel restarts: " + ", ".join(
         sorted(approver.allowed)
     )
+
+
+def executor_command(tools: KernelTools, words: list[str]) -> str:
+    """``%codemode executor``: where programs run; with ``local`` or ``ray[=ADDRESS]``, switch there first.
+
+    A switch closes the kernel's Executors (their sessions end) and makes new ones on the new backend.
+    """
+    if len(words) > 1:
+        raise UsageError(f"usage: {EXECUTOR_USAGE}")
+    try:
+        if words:
+            tools.switch_executor(parse_choice(words[0]))
+        else:
+            tools.wait()
+    except ValueError as exc:
+        raise UsageError(f"%codemode executor: {exc}\nusage: {EXECUTOR_USAGE}") from None
+    except (RayNotInstalledError, ToolsUnavailable) as exc:
+        raise UsageError(f"%codemode executor: {exc}") from None
+    if tools.toolbox is None:
+        return f"no tools: {tools.problem}"
+    settings = tools.executor_settings()
+    config = tools.toolbox.config
+    if tools.executor_choice is not None:
+        source = "%codemode executor, in this kernel until it restarts"
+    elif config.executor != ExecutorSettings():
+        source = f'"executor" in {config.settings_source}'
+    else:
+        source = 'the default (the config sets no "executor")'
+    lines = [f"executor: {describe_executor(settings)}", f"  set by: {source}"]
+    if words:
+        lines.insert(0, "codemode: switched; the sessions of the previous executor ended")
+    if settings.backend == "ray":
+        lines += _cluster_lines(tools)
+    return "\n".join(lines)
+
+
+def _cluster_lines(tools: KernelTools) -> list[str]:
+    """The cluster as the Executor sees it (nodes, workers, queued runs), when it can say."""
+    try:
+        status = getattr(tools.executor(), "cluster_status", lambda: None)()
+    except CodeModeError as exc:
+        return [f"  cluster: cannot be reached: {exc}"]
+    if not status:
+        return []
+    return ["  cluster:", *(f"    {key}: {_plain(value)}" for key, value in status.items())]
+
+
+def _plain(value: Any) -> str:
+    """A status value as one line: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, default=str)

@@ -16,6 +16,7 @@ from IPython.display import display
 
 from ..calllog import CallRecord
 from ..config import relaxations_report, resolve_code_mode
+from ..config.executor_choice import describe_executor
 from ..core.errors import CodeModeCellError
 from ..core.limits import TimeoutValueError, check_timeout
 from ..executor import ExecutionResult, Executor
@@ -28,7 +29,7 @@ from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
 from .frontend import Frontends, watched
-from .line_actions import approve_tools, load_artifact, login_server, reconnect_server
+from .line_actions import approve_tools, executor_command, load_artifact, login_server, reconnect_server
 from .pump import run_reporting
 from .tools import KernelTools
 
@@ -49,7 +50,8 @@ def _cell_parser() -> argparse.ArgumentParser:
 _USAGE = (
     "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]\n"
     "%codemode status | tools [QUERY] | history [N] | artifacts | reload [--config FILE]\n"
-    "%codemode reconnect NAME | login NAME | load ARTIFACT NAME | approve [TOOL ...]"
+    "%codemode reconnect NAME | login NAME | load ARTIFACT NAME | approve [TOOL ...]\n"
+    "%codemode executor [local | ray[=ADDRESS]]"
 )
 
 
@@ -97,6 +99,11 @@ class CodeModeMagics(Magics):
             %codemode login NAME          sign in to a remote server again (OAuth): shows the link; its
                                           tools are in the namespace once you have signed in
             %codemode load ARTIFACT NAME  load an artifact (by id or name) into the namespace as NAME
+            %codemode executor            where programs run (local, or a Ray cluster) and what each reserves
+            %codemode executor local      switch: programs run in worker processes on this machine
+            %codemode executor ray[=ADDR] switch: programs run on a Ray cluster (ADDR: auto, HOST:PORT,
+                                          ray://HOST:10001; without it the config's, else auto); the
+                                          kernel's sessions end with the executor they ran in
         """
         if cell is None:
             self._line(line)
@@ -189,6 +196,8 @@ class CodeModeMagics(Magics):
             print(load_artifact(self.tools, self.namespace, rest))
         elif command == "approve":
             print(approve_tools(self.tools.approver, rest))
+        elif command == "executor":
+            print(executor_command(self.tools, rest))
         else:
             raise UsageError(f"unknown subcommand {command!r}\nusage: {_USAGE}")
 
@@ -305,6 +314,7 @@ def status_text(tools: KernelTools) -> str:
     own = resolve_code_mode(config, None)
     timeout = tools.admin.settings(own).timeout
     lines.append(f"timeout: {timeout:g} s per execution ({tools.admin.timeout_source(own)})")
+    lines.append(f"executor: {describe_executor(tools.executor_settings())}")
     if tools.skipped:
         lines.append(f"not bound (the name was taken): {', '.join(tools.skipped)}")
     lines.append(_protections(tools))

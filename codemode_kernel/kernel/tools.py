@@ -21,6 +21,8 @@ from IPython.display import clear_output, display
 
 from ..artifacts import ArtifactStore
 from ..config import CodeModeSettings, load_config, resolve_code_mode
+from ..config.executor_choice import ExecutorChoice, chosen_executor, require_ray
+from ..config.models import ExecutorSettings
 from ..core.errors import ConfigError, ServerToolCollisionError, ToolsUnavailable, UntrustedConfigError
 from ..executor import Executor
 from ..executor.owned import OwnedTool
@@ -64,6 +66,8 @@ class KernelTools:
         self._own_store: ArtifactStore | None = None
         self._llm_model: ChatModel | None = None
         self._model_executors: dict[str, Executor] = {}
+        self.executor_choice: ExecutorChoice | None = None
+        """Where programs run, as ``%codemode executor`` chose it over the config's; kept across reloads."""
         self.approver = kernel_approver(shell)
         """Asks the person who ran the cell about calls that need approval (docs/approvals.md); what they
         allowed for the kernel (``a``, ``%codemode approve``) lasts until it restarts."""
@@ -158,18 +162,55 @@ class KernelTools:
 
     def executor(self) -> Executor:
         """The shell's Executor, made on first use once the tools are ready."""
-        self.wait()
-        if self.toolbox is None or (self.problem and not self.toolbox.models):
-            raise ToolsUnavailable(self.problem or "no tools")
+        self._require_tools()
         if self._executor is None:
             self._executor = self._new_executor()
         return self._executor
 
-    def _new_executor(self) -> Executor:
+    def _require_tools(self) -> None:
+        """Wait for the tools; ToolsUnavailable when they could not start (the config, say)."""
+        self.wait()
+        if self.toolbox is None or (self.problem and not self.toolbox.models):
+            raise ToolsUnavailable(self.problem or "no tools")
+
+    def _new_executor(self, settings: CodeModeSettings | None = None) -> Executor:
+        """An Executor with the kernel's approver and ``llm()``, on the backend in force.
+
+        Raises:
+            RayNotInstalledError: that backend is Ray, and Ray is not installed.
+        """
         assert self.toolbox is not None
+        backend = self.executor_settings()
+        require_ray(backend)
         return Executor(
-            self.toolbox, settings=self.code_mode_settings(None), llm=self.answer_llm, approver=self.approver
+            self.toolbox,
+            settings=settings if settings is not None else self.code_mode_settings(None),
+            llm=self.answer_llm,
+            approver=self.approver,
+            executor=backend,
         )
+
+    def executor_settings(self) -> ExecutorSettings:
+        """Where programs run: the config's ``executor`` with ``%codemode executor``'s choice over it."""
+        assert self.toolbox is not None
+        return chosen_executor(self.toolbox.config, self.executor_choice)
+
+    def switch_executor(self, choice: ExecutorChoice) -> None:
+        """Run programs where ``choice`` says from now on: the Executors are closed and made anew.
+
+        Sessions end with their workers. Nothing changes when the choice cannot be used (Ray missing).
+
+        Raises:
+            ToolsUnavailable: the tools could not start, so there is no executor to switch.
+            RayNotInstalledError: ``choice`` is Ray, and Ray is not installed.
+        """
+        self._require_tools()
+        assert self.toolbox is not None
+        require_ray(chosen_executor(self.toolbox.config, choice))
+        self._close_executors()
+        self.executor_choice = choice
+        self._executor = self._new_executor()
+        self._executor.warm()  # as at start: the next %%codemode finds its worker ready
 
     def code_mode_settings(self, model_ref: str | None) -> CodeModeSettings:
         """The config's code-mode settings for ``model_ref`` (None: the defaults), admin's timeout filled in.
@@ -216,22 +257,24 @@ class KernelTools:
         self.executor()  # the tools must be ready
         assert self.toolbox is not None
         if ref not in self._model_executors:
-            self._model_executors[ref] = Executor(
-                self.toolbox, settings=settings, llm=self.answer_llm, approver=self.approver
-            )
+            self._model_executors[ref] = self._new_executor(settings)
         return self._model_executors[ref]
 
     def close(self) -> None:
         """End sign-ins still waiting, stop the executor's processes and disconnect the servers."""
         self.signins.close()
+        self._close_executors()
+        if self.toolbox is not None and self._ready.is_set():
+            self.toolbox.close()
+
+    def _close_executors(self) -> None:
+        """Stop every Executor's processes (and sessions); the next run makes a new one."""
         for executor in self._model_executors.values():
             executor.close()
         self._model_executors.clear()
         if self._executor is not None:
             self._executor.close()
             self._executor = None
-        if self.toolbox is not None and self._ready.is_set():
-            self.toolbox.close()
 
     def reload(self, config_path: Path | None = None) -> None:
         """Re-read the config (or read ``config_path``) and reconnect every server.
