@@ -352,16 +352,13 @@ class Executor:
         while True:
             try:
                 worker = await asyncio.wait_for(self._pool.take(run.resources), run.seconds)
-            except TimeoutError:
-                return _internal(
-                    run,
-                    f"no worker was free within the run's {run.limit:g} s ({_queue_note(self._pool)})",
-                    status="timeout",
-                )
-            except (ZygoteError, OSError, NodeLostError) as exc:
-                return _internal(run, f"could not start a worker: {exc}", nodes=nodes or None)
-            except ClusterError as exc:
-                return _internal(run, str(exc), nodes=nodes or None)
+            except NodeLostError as exc:  # its node went away as it was handed over: another one
+                nodes.append(NodeAttempt(node=exc.node, outcome=f"lost: {exc.reason}"))
+                if len(nodes) >= MAX_ATTEMPTS:
+                    return await self._no_worker(run, exc, nodes)
+                continue
+            except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
+                return await self._no_worker(run, exc, nodes)
             if worker.node is not None:
                 run = run.begun()
             try:
@@ -379,6 +376,9 @@ class Executor:
             result.nodes = list(nodes)
             if worker.lost is None or len(nodes) >= MAX_ATTEMPTS or run.seconds <= reserve(run.limit):
                 return result
+            if gone := await self._cluster_gone():
+                result.error = ErrorRecord(type="ClusterGone", message=f"{gone}; the run was stopped")
+                return result
             log.warning(
                 "execution %s: node %s was lost (%s); replaying it elsewhere",
                 run.execution_id,
@@ -386,6 +386,22 @@ class Executor:
                 worker.lost,
             )
             run = run.moved(result.tool_calls, {"stdout": len(result.stdout), "stderr": len(result.stderr)})
+
+    async def _no_worker(self, run: Run, exc: BaseException, nodes: list[NodeAttempt]) -> ExecutionResult:
+        """The result of a run no worker was found for: the cluster gone, a full queue, a failed start."""
+        if gone := await self._cluster_gone():
+            return _internal(run, gone, status="crashed", error_type="ClusterGone", nodes=nodes or None)
+        if isinstance(exc, TimeoutError):
+            message = f"no worker was free within the run's {run.limit:g} s ({_queue_note(self._pool)})"
+            return _internal(run, message, status="timeout", nodes=nodes or None)
+        if isinstance(exc, ClusterError) and not isinstance(exc, NodeLostError):
+            return _internal(run, str(exc), nodes=nodes or None)
+        return _internal(run, f"could not start a worker: {exc}", nodes=nodes or None)
+
+    async def _cluster_gone(self) -> str | None:
+        """Why the Ray cluster is gone, or None (always None on this machine)."""
+        gone = getattr(self._pool, "gone", None)
+        return await gone() if gone is not None else None
 
     async def _run_in_session(self, run: Run, name: str) -> ExecutionResult:
         try:

@@ -26,7 +26,7 @@ from typing import Any, cast
 from ...config.models import ExecutorResources, ExecutorSettings
 from ...core.errors import ClusterError, NodeLostError, ZygoteError
 from ...worker.protocol import ProtectionsFrame
-from ..pool import LocalWorkers, off_loop
+from ..pool import LocalWorkers
 from ..zygote_client import WorkerExit
 from .node import NodeActor, NodeSetup
 
@@ -34,6 +34,7 @@ __all__ = ["ClusterPool", "RemoteWorker", "import_ray"]
 
 _NAMESPACE = "codemode"
 _ACTOR_WAIT = 120.0  # seconds a node actor may take to start (a new Python process on a loaded node)
+_GCS_PATIENCE = 10 * 365 * 24 * 3600
 _INSTALL_HINT = 'the Ray executor needs Ray: pip install "codemode-kernel[ray]"'
 
 
@@ -115,6 +116,9 @@ class ClusterPool:
         """Runs waiting for Ray to place them (their resources are not free anywhere yet)."""
         self.running = 0
         self._warm_requested = False
+        self.gcs: tuple[str, int] | None = None
+        self._suspect = False
+        """A node was lost lately: the next run first checks that the cluster is still there."""
 
     @property
     def started(self) -> bool:
@@ -128,8 +132,7 @@ class ClusterPool:
 
     async def _warm(self) -> None:
         with contextlib.suppress(Exception):  # a failure shows, with its reason, on the first run
-            ray = await self._connected()
-            for node in [n["NodeID"] for n in ray.nodes() if n.get("Alive")]:
+            for node in await self._live_nodes():
                 await self._actor(node)
 
     def prepare_next(self) -> None:
@@ -150,12 +153,17 @@ class ClusterPool:
         ray = await self._connected()
         from ray.util.placement_group import placement_group, placement_group_table
 
+        if self._suspect:
+            if reason := await self.gone():
+                raise ClusterError(reason)
+            self._suspect = False
+
         bundle = _bundle(resources or self.settings.resources)
-        group = placement_group([bundle])
+        group = await self._blocking(lambda: placement_group([bundle]))
         self.queued += 1
         try:
             await group.ready()
-            node = placement_group_table(group)["bundles_to_node_id"][0]
+            node = (await self._blocking(lambda: placement_group_table(group)))["bundles_to_node_id"][0]
         except BaseException:
             self._remove_placement(group)
             raise
@@ -168,6 +176,7 @@ class ClusterPool:
             self._remove_placement(group)
             if isinstance(exc, ray.exceptions.RayError):
                 self._actors.pop(node, None)
+                self._suspect = True
                 raise NodeLostError(node, _describe(exc)) from exc
             raise
         if "error" in taken:
@@ -191,8 +200,7 @@ class ClusterPool:
 
     async def protections(self) -> ProtectionsFrame:
         """What a worker applies on entering its sandbox on a node (the first node with an actor)."""
-        ray = await self._connected()
-        nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+        nodes = await self._live_nodes()
         if not nodes:
             raise ZygoteError("the Ray cluster has no live node")
         actor = await self._actor(nodes[0])
@@ -205,7 +213,7 @@ class ClusterPool:
         """The cluster as the kernel sees it: nodes, each one's prepared and running workers, the queue."""
         ray = await self._connected()
         nodes = []
-        for entry in ray.nodes():
+        for entry in await self._blocking(ray.nodes):
             node = entry["NodeID"]
             row: dict[str, Any] = {
                 "node": node,
@@ -238,7 +246,20 @@ class ClusterPool:
         if ends:
             await asyncio.wait(ends)
         ray, self._ray = self._ray, None
-        await off_loop(lambda: _disconnect(ray))
+        with contextlib.suppress(TimeoutError):  # a cluster gone: ray.shutdown may wait on it for long
+            await asyncio.wait_for(self._blocking(lambda: _disconnect(ray)), 10.0)
+
+    async def gone(self) -> str | None:
+        """Why the cluster is gone (its GCS refuses connections), or None while it answers."""
+        if self.gcs is None:
+            return None
+        host, port = self.gcs
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 5.0)
+        except (OSError, TimeoutError) as exc:
+            return f"the Ray cluster went away: its GCS at {host}:{port} does not answer ({exc})"
+        writer.close()
+        return None
 
     # -- inside -----------------------------------------------------------------------------------
 
@@ -247,14 +268,46 @@ class ClusterPool:
         if self._ray is not None:
             return self._ray
         if self._connecting is None:
-            self._connecting = asyncio.ensure_future(off_loop_result(lambda: _connect(self.settings.address)))
+            self._connecting = asyncio.ensure_future(self._blocking(lambda: _connect(self.settings.address)))
         try:
-            self._ray = await asyncio.shield(self._connecting)
+            ray = await asyncio.shield(self._connecting)
+            self.gcs = _gcs_address(ray)
+            self._ray = ray
         except BaseException:
             if self._connecting.done():
                 self._connecting = None  # a failed connection is tried again by the next run
             raise
         return self._ray
+
+    async def _blocking(self, call: Callable[[], Any]) -> Any:
+        """A blocking Ray call (placement, the node list, actor creation) on a daemon thread of its own.
+
+        Never on the hub's loop, nor on a pool's thread: with the cluster gone such a call blocks for good,
+        and the hub must still end runs on time and the process still exit (a pool's threads are joined
+        at exit).
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def settle(outcome: Callable[[], None]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed while the call blocked
+                loop.call_soon_threadsafe(outcome)
+
+        def work() -> None:
+            try:
+                value = call()
+            except BaseException as exc:
+                error = exc
+                settle(lambda: None if future.done() else future.set_exception(error))
+            else:
+                settle(lambda: None if future.done() else future.set_result(value))
+
+        threading.Thread(target=work, name="codemode-ray-call", daemon=True).start()
+        return await future
+
+    async def _live_nodes(self) -> list[str]:
+        ray = await self._connected()
+        return [n["NodeID"] for n in await self._blocking(ray.nodes) if n.get("Alive")]
 
     async def _actor(self, node: str) -> Any:
         """The actor on ``node``, started there (pinned) on first use."""
@@ -273,7 +326,7 @@ class ClusterPool:
                     max_concurrency=1000,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
                 )
-                actor = remote.remote()
+                actor = await self._blocking(remote.remote)
                 await asyncio.wait_for(actor.status.remote(), _ACTOR_WAIT)
                 self._actors[node] = actor
             return actor
@@ -294,6 +347,7 @@ class ClusterPool:
             how = await actor.wait_exit.remote(worker_id)
         except ray.exceptions.RayError as exc:
             self._actors.pop(node, None)
+            self._suspect = True
             raise NodeLostError(node, _describe(exc)) from exc
         if "error" in how:
             raise ZygoteError(how["error"])
@@ -304,10 +358,14 @@ class ClusterPool:
         self._remove_placement(group)
 
     def _remove_placement(self, group: Any) -> None:
-        with contextlib.suppress(Exception):
-            from ray.util.placement_group import remove_placement_group
+        """Give a run's reservation back, on a thread (it blocks while the GCS does not answer)."""
+        from ray.util.placement_group import remove_placement_group
 
-            remove_placement_group(group)
+        def remove() -> None:
+            with contextlib.suppress(Exception):
+                remove_placement_group(group)
+
+        threading.Thread(target=remove, name="codemode-ray-release", daemon=True).start()
 
 
 async def _end_actor(ray: Any, actor: Any) -> None:
@@ -372,6 +430,9 @@ def _disconnect(ray: Any) -> None:
 def _init(ray: Any, address: str | None) -> None:
     kept = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # Ray ends a driver whose GCS has not answered for a minute (gcs_rpc_server_reconnect_timeout_s): here
+    # the driver is the kernel or serve. A cluster that goes away ends its runs instead (``gone``).
+    os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", str(_GCS_PATIENCE))
     try:
         ray.init(
             address=address or "auto",
@@ -388,6 +449,9 @@ def _init(ray: Any, address: str | None) -> None:
         signal.signal(signal.SIGTERM, kept)
 
 
-async def off_loop_result(function: Callable[[], Any]) -> Any:
-    """Run a blocking call on a thread and return its result."""
-    return await asyncio.get_running_loop().run_in_executor(None, function)
+def _gcs_address(ray: Any) -> tuple[str, int] | None:
+    """The GCS's host and port, as this process's connection knows it."""
+    with contextlib.suppress(Exception):
+        host, _, port = str(ray.get_runtime_context().gcs_address).rpartition(":")
+        return host, int(port)
+    return None
