@@ -405,12 +405,22 @@ class Executor:
 
     async def _run_in_session(self, run: Run, name: str) -> ExecutionResult:
         try:
-            session = await self._sessions.open(name)
-        except (ZygoteError, OSError, TimeoutError) as exc:
-            return _internal(run, f"could not start a worker: {exc}")
+            session = await asyncio.wait_for(self._sessions.open(name, run.resources), run.seconds)
+        except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
+            return await self._no_worker(run, exc, [])
         async with session.lock:
             result = await self._execute(run, session.worker, session)
             session.names.add(run.program, run.encoded_inputs)  # its globals now, for the next run's wait
+        worker = session.worker
+        if worker.node is not None:
+            ended = f"lost: {worker.lost}" if worker.lost else "finished"
+            result.nodes = [NodeAttempt(node=worker.node, outcome=ended)]
+        if worker.lost and result.error is not None:
+            # Not replayed: its globals were made by every earlier run of the session, on that node.
+            result.error["message"] += (
+                f"; session {name!r} kept its globals on that node, and they are gone: its next run starts "
+                "a new session"
+            )
         self._pool.prepare_next()
         await self._sessions.rest(session)
         return result

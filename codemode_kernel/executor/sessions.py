@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Container
 from dataclasses import dataclass, field
 
+from ..config.models import ExecutorResources
 from ..worker.protocol import ProtectionsFrame
 from .pool import Pool, WorkerHandle
 from .references import SessionNames
@@ -59,7 +60,7 @@ class Sessions:
         session = self._open.get(name) if name is not None else None
         return session.names if session is not None and session.alive else ()
 
-    async def open(self, name: str) -> Session:
+    async def open(self, name: str, resources: ExecutorResources | None = None) -> Session:
         """The live session ``name``, its idle timer stopped; a new one (a new worker) if there is none.
 
         Raises:
@@ -70,7 +71,7 @@ class Sessions:
             await self.end(name)  # dead, or made for tools that changed since
             current = None
         if current is None:
-            worker = await self._pool.take()
+            worker = await self._pool.take(resources)
             reader, writer = await worker.connect()
             current = self._open[name] = Session(name, worker, reader, writer)
         if current.idle is not None:

@@ -160,3 +160,86 @@ def test_ray_secrets_and_sockets_are_hidden_on_a_node(executor: Executor) -> Non
         result = executor.run(code, timeout=30)
         assert result.status == "error" and result.error is not None, (name, result.value)
         assert result.error["type"] in ("PermissionError", "FileNotFoundError"), (name, result.error)
+
+
+def test_a_session_whose_node_is_lost_ends_and_its_next_run_starts_a_new_one(
+    executor: Executor, ray_cluster: RayCluster
+) -> None:
+    first = executor.run("x = 41", session="kept", resources=ON_SPARE, timeout=60)
+    assert first.status == "ok" and first.nodes is not None, first.error
+    node = first.nodes[0]["node"]
+    printed: list[str] = []
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        code = 'import time\nprint("waiting")\ntime.sleep(30)\nx + 1'
+        done["result"] = executor.run(
+            code, session="kept", timeout=60, on_output=lambda stream, text: printed.append(text)
+        )
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    wait_until(lambda: printed, lambda seen: seen == ["waiting\n"], timeout=60)
+    ray_cluster.remove(node)
+    thread.join(60)
+    lost = done["result"]
+    assert lost.status == "crashed" and lost.error is not None and lost.error["type"] == "NodeLost"
+    assert "session 'kept' kept its globals on that node, and they are gone" in lost.error["message"]
+    assert (
+        lost.nodes is not None
+        and lost.nodes[0]["node"] == node
+        and lost.nodes[0]["outcome"].startswith("lost")
+    )
+    assert "kept" not in executor.sessions
+    fresh = executor.run("x", session="kept", timeout=60)
+    assert fresh.status == "error" and fresh.error is not None and fresh.error["type"] == "NameError"
+    executor.close_session("kept")
+
+
+def test_runs_beyond_the_free_resources_wait_in_rays_queue_within_their_timeout(executor: Executor) -> None:
+    program = 'import time\ntime.sleep(8)\n"done"'
+    with ThreadPoolExecutor(5) as pool:
+        busy = [pool.submit(executor.run, program, timeout=60) for _ in range(3)]
+        running = wait_until(
+            executor.cluster_status, lambda status: status is not None and status["running"] == 3
+        )
+        assert running is not None and running["running"] == 3, running
+        queued = pool.submit(executor.run, program, timeout=60)
+        hopeless = pool.submit(executor.run, "1", timeout=1)
+        waiting = wait_until(
+            executor.cluster_status, lambda status: status is not None and status["queued"] == 2
+        )
+        assert waiting is not None and waiting["queued"] == 2, waiting
+        late = hopeless.result()
+        assert late.status == "timeout" and late.error is not None, (late.status, late.error)
+        assert "no Ray node had the run's resources free" in late.error["message"], late.error
+        results = [run.result() for run in [*busy, queued]]
+    assert [r.status for r in results] == ["ok"] * 4, [r.error for r in results]
+    assert results[3].duration_ms > 8000 + 1000, "the fourth run waited for a node, then ran its 8 s"
+
+
+HOSTILE = {
+    "fork bomb": (
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+        2,
+    ),
+    "memory bomb": ("chunks = []\nwhile True:\n    chunks.append(bytearray(50_000_000))", 8),
+    "garbage on the channel": (
+        "import os, time\nfor fd in range(3, 64):\n    try:\n"
+        '        os.write(fd, b"\\xff" * 64)\n    except OSError:\n        pass\ntime.sleep(5)',
+        3,
+    ),
+    "os._exit": ('print("partial")\nimport os\nos._exit(7)', 3),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_programs_are_contained_on_a_node(executor: Executor, name: str) -> None:
+    code, timeout = HOSTILE[name]
+    started = time.monotonic()
+    result = executor.run(code, timeout=timeout)
+    assert time.monotonic() - started < timeout + executor.grace + 10
+    assert result.status in ("timeout", "crashed", "error"), (name, result.status)
+    assert result.nodes is not None and [n["outcome"] for n in result.nodes] == ["finished"], result.nodes
+    follow_up = executor.run("21 * 2", timeout=30)
+    assert follow_up.status == "ok" and follow_up.value == {"kind": "json", "data": 42}, follow_up.error

@@ -109,8 +109,8 @@ class ClusterPool:
         self.closing = False
         self._ray: Any = None
         self._connecting: asyncio.Task[Any] | None = None
-        self._actors: dict[str, Any] = {}
-        self._actor_lock: asyncio.Lock | None = None
+        self._actors: dict[str, asyncio.Future[Any]] = {}
+        """Each node's actor, or its start."""
         self._setup: NodeSetup | None = None
         self.queued = 0
         """Runs waiting for Ray to place them (their resources are not free anywhere yet)."""
@@ -220,7 +220,7 @@ class ClusterPool:
                 "alive": bool(entry.get("Alive")),
                 "address": entry.get("NodeManagerAddress"),
             }
-            actor = self._actors.get(node)
+            actor = self._started_actor(node)
             if actor is not None and row["alive"]:
                 with contextlib.suppress(Exception):
                     row.update(await asyncio.wait_for(actor.status.remote(), 5.0))
@@ -239,7 +239,8 @@ class ClusterPool:
         if self._connecting is not None and not self._connecting.done():
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(self._connecting), 30.0)
-        actors, self._actors = list(self._actors.values()), {}
+        actors = [a for a in map(self._started_actor, list(self._actors)) if a is not None]
+        self._actors = {}
         if self._ray is None:
             return
         ends = [asyncio.ensure_future(_end_actor(self._ray, actor)) for actor in actors]
@@ -279,6 +280,13 @@ class ClusterPool:
             raise
         return self._ray
 
+    def _started_actor(self, node: str) -> Any:
+        """The actor on ``node`` if it has started, else None."""
+        starting = self._actors.get(node)
+        if starting is None or not starting.done() or starting.cancelled() or starting.exception():
+            return None
+        return starting.result()
+
     async def _blocking(self, call: Callable[[], Any]) -> Any:
         """A blocking Ray call (placement, the node list, actor creation) on a daemon thread of its own.
 
@@ -310,26 +318,30 @@ class ClusterPool:
         return [n["NodeID"] for n in await self._blocking(ray.nodes) if n.get("Alive")]
 
     async def _actor(self, node: str) -> Any:
-        """The actor on ``node``, started there (pinned) on first use."""
-        if self._actor_lock is None:
-            self._actor_lock = asyncio.Lock()
-        async with self._actor_lock:
-            actor = self._actors.get(node)
-            if actor is None:
-                ray = self._ray
-                from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        """The actor on ``node``, started there (pinned) on first use; nodes start theirs side by side."""
+        starting = self._actors.get(node)
+        if starting is None:
+            starting = self._actors[node] = asyncio.ensure_future(self._start_actor(node))
+        try:
+            return await asyncio.shield(starting)
+        except BaseException:
+            if starting.done() and self._actors.get(node) is starting:
+                del self._actors[node]  # the next run tries again
+            raise
 
-                remote = ray.remote(NodeActor).options(
-                    num_cpus=0,
-                    max_restarts=0,
-                    max_task_retries=0,
-                    max_concurrency=1000,
-                    scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
-                )
-                actor = await self._blocking(remote.remote)
-                await asyncio.wait_for(actor.status.remote(), _ACTOR_WAIT)
-                self._actors[node] = actor
-            return actor
+    async def _start_actor(self, node: str) -> Any:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        remote = self._ray.remote(NodeActor).options(
+            num_cpus=0,
+            max_restarts=0,
+            max_task_retries=0,
+            max_concurrency=1000,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+        )
+        actor = await self._blocking(remote.remote)
+        await asyncio.wait_for(actor.status.remote(), _ACTOR_WAIT)
+        return actor
 
     def _node_setup(self) -> NodeSetup:
         """The tools and limits the nodes' workers are made for (built again when the tools change)."""
