@@ -71,7 +71,12 @@ def _worker_protections(toolbox: Toolbox) -> Protections:
 
     try:
         with Executor(toolbox) as executor:
-            return executor.protections()
+            protections = executor.protections()
+            if (cluster := executor.cluster_status()) is not None:
+                from .executor.cluster.pool import cluster_lines
+
+                print("\n".join(cluster_lines(cluster)))
+            return protections
     except CodeModeError as exc:
         return Protections.no_worker(str(exc))
 

@@ -6,7 +6,6 @@ line saying what happened, and a mistake is a UsageError that says what to type 
 
 from __future__ import annotations
 
-import json
 import keyword
 import time
 from typing import Any
@@ -158,9 +157,6 @@ def _cluster_lines(tools: KernelTools) -> list[str]:
         return [f"  cluster: cannot be reached: {exc}"]
     if not status:
         return []
-    return ["  cluster:", *(f"    {key}: {_plain(value)}" for key, value in status.items())]
+    from ..executor.cluster.pool import cluster_lines
 
-
-def _plain(value: Any) -> str:
-    """A status value as one line: text as it is, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, default=str)
+    return [f"  {line}" for line in cluster_lines(status)]

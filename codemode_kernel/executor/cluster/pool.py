@@ -30,7 +30,7 @@ from ..pool import LocalWorkers
 from ..zygote_client import WorkerExit
 from .node import NodeActor, NodeSetup
 
-__all__ = ["ClusterPool", "RemoteWorker", "import_ray"]
+__all__ = ["ClusterPool", "RemoteWorker", "cluster_lines", "import_ray"]
 
 _NAMESPACE = "codemode"
 _ACTOR_WAIT = 120.0  # seconds a node actor may take to start (a new Python process on a loaded node)
@@ -467,3 +467,25 @@ def _gcs_address(ray: Any) -> tuple[str, int] | None:
         host, _, port = str(ray.get_runtime_context().gcs_address).rpartition(":")
         return host, int(port)
     return None
+
+
+def cluster_lines(status: dict[str, Any]) -> list[str]:
+    """``ClusterPool.status()`` as a person reads it: one line for the cluster, one per node."""
+    nodes = status.get("nodes", [])
+    alive = [n for n in nodes if n.get("alive")]
+    lines = [
+        f"cluster: {status.get('address')}: {len(alive)} of {len(nodes)} nodes alive, "
+        f"{status.get('running', 0)} run(s) on them, {status.get('queued', 0)} queued"
+    ]
+    for node in nodes:
+        cpus = node.get("resources", {}).get("CPU", 0)
+        if not node.get("alive"):
+            lines.append(f"  node {node['node'][:12]} ({node.get('address')}): dead")
+        elif "prepared" in node:
+            lines.append(
+                f"  node {node['node'][:12]} ({node.get('address')}, {cpus:g} CPU): "
+                f"{node['prepared']} worker(s) prepared, {node['running']} running, {node['runs']} so far"
+            )
+        else:
+            lines.append(f"  node {node['node'][:12]} ({node.get('address')}, {cpus:g} CPU): no runs yet")
+    return lines
