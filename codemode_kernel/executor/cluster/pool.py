@@ -72,7 +72,9 @@ class RemoteWorker:
             reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
         except OSError as exc:
             raise NodeLostError(
-                self.node, f"its relay at {self.host}:{self.port} cannot be reached: {exc}"
+                self.node,
+                f"its relay at {self.host}:{self.port} cannot be reached from this machine ({exc}); the "
+                "kernel connects to each node directly, also with a ray:// address",
             ) from exc
         sock = writer.get_extra_info("socket")
         if sock is not None:
