@@ -18,7 +18,7 @@ from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent
 from codemode_kernel.approvals import Decision
 from codemode_kernel.artifacts import Artifact
 from codemode_kernel.calllog import CallProgress, CallRecord, CallStatus
-from codemode_kernel.core.records import ErrorRecord, JsonEnvelope, TableEnvelope, TextEnvelope
+from codemode_kernel.core.records import ErrorRecord, JsonEnvelope, NodeAttempt, TableEnvelope, TextEnvelope
 from codemode_kernel.executor import ExecutionResult
 
 __all__ = ["FIXTURES", "Fixture"]
@@ -881,6 +881,44 @@ def _text_value() -> Fixture:
     return Fixture("notebooks/agent.ipynb, cell 13", result)
 
 
+def _moved() -> Fixture:
+    """A run on a Ray cluster whose node was killed under it: replayed on another node, no call made twice."""
+    execution_id = "7c1e55b0a9d3"
+    calls = [
+        _call(
+            execution_id,
+            seq,
+            "counting",
+            "count",
+            {"label": label},
+            _result([_text("1")], structured={"result": 1}),
+            times=times,
+        )
+        for seq, label, times in (
+            (1, "lost-first", ("0d4b7a1e92c6", 1795492210.118, 6.2)),
+            (2, "lost-second", ("5a8e03c7f41b", 1795492214.907, 5.8)),
+        )
+    ]
+    result = ExecutionResult(
+        status="ok",
+        execution_id=execution_id,
+        value=JsonEnvelope(kind="json", data=[1, 1]),
+        stdout="first call answered\nafter the second call\n",
+        tool_calls=[call.to_json() for call in calls],
+        duration_ms=5212.7,
+        timeout_s=60.0,
+        protections=PROTECTIONS,
+        nodes=[
+            NodeAttempt(
+                node="3f9a0c2be81d44a6b07e5c19d2f8a6e3b4c5d6e7f8091a2b3c4d5e6f",
+                outcome="lost: ActorDiedError: The actor died unexpectedly before finishing this task.",
+            ),
+            NodeAttempt(node="b62e17d0c4a9f35e8d1b2a3c4d5e6f708192a3b4c5d6e7f8091a2b3c", outcome="finished"),
+        ],
+    )
+    return Fixture("tests/cluster/test_ray_executor.py, a node removed under a run", result)
+
+
 def _timeout() -> Fixture:
     execution_id = "5ef0687c4c89"
     calls = []
@@ -912,6 +950,7 @@ FIXTURES = {
     "asked": _asked,
     "error": _error,
     "invalid_arguments": _invalid_arguments,
+    "moved": _moved,
     "parallel": _parallel,
     "progress": _progress,
     "quickstart": _quickstart,

@@ -35,6 +35,8 @@ __all__ = [
     "ErrorRecord",
     "ExecutionRecord",
     "ExecutionStatus",
+    "ExecutorNode",
+    "ExecutorState",
     "ImageEnvelope",
     "JsonEnvelope",
     "KernelState",
@@ -362,6 +364,8 @@ class TraceMetadata(TypedDict):
     protections: list[str]
     tool_calls: list[CallTimes]
     artifacts: list[ArtifactIds]
+    nodes: NotRequired[list[NodeAttempt]]
+    """On a Ray cluster: the node of each attempt (the record's ``nodes``); node ids change every run."""
 
 
 # --- the kernel's state file (the JupyterLab sidebar) ------------------------------------------------------
@@ -395,6 +399,37 @@ class ToolEntry(TypedDict):
     call: str
 
 
+class ExecutorNode(TypedDict):
+    """One node of the Ray cluster as the sidebar shows it."""
+
+    node: str
+    """The Ray node id (hex)."""
+    address: str | None
+    alive: bool
+    cpus: float
+    """The CPUs the node offers Ray."""
+    prepared: int | None
+    """Workers its actor has ready for the next runs; null until a run used the node."""
+    running: int | None
+    """Programs running on it now; null until a run used the node."""
+
+
+class ExecutorState(TypedDict):
+    """Where the kernel runs programs: this machine (``local``), or a Ray cluster's nodes and queue."""
+
+    backend: Literal["local", "ray"]
+    address: NotRequired[str]
+    """Ray: the address in force (``auto``, ``HOST:PORT``, ``ray://HOST:10001``)."""
+    nodes: NotRequired[list[ExecutorNode]]
+    """Ray: every node the cluster lists, dead ones too; absent until the cluster first answered."""
+    running: NotRequired[int]
+    """Ray: this kernel's programs running on the nodes."""
+    queued: NotRequired[int]
+    """Ray: this kernel's programs waiting for a node with their resources free."""
+    problem: NotRequired[str | None]
+    """Ray: why the nodes shown may be out of date (the cluster failed or did not answer in time)."""
+
+
 class KernelState(TypedDict):
     """``codemode-<kernel id>.json``: what a kernel last wrote about itself for the sidebar."""
 
@@ -405,6 +440,8 @@ class KernelState(TypedDict):
     problem: str | None
     servers: list[ServerEntry]
     tools: list[ToolEntry]
+    executor: NotRequired[ExecutorState]
+    """Where programs run; absent until the kernel's tools started (or when they could not)."""
     updated: NotRequired[str]
     """When it was written (UTC, ISO 8601); compared, never parsed."""
 
@@ -432,6 +469,8 @@ RECORD_TYPES: tuple[Any, ...] = (
     TraceMetadata,
     ServerEntry,
     ToolEntry,
+    ExecutorNode,
+    ExecutorState,
     KernelState,
 )
 """Every record, in the order the generated TypeScript declares them."""

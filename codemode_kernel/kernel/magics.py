@@ -314,11 +314,35 @@ def status_text(tools: KernelTools) -> str:
     own = resolve_code_mode(config, None)
     timeout = tools.admin.settings(own).timeout
     lines.append(f"timeout: {timeout:g} s per execution ({tools.admin.timeout_source(own)})")
-    lines.append(f"executor: {describe_executor(tools.executor_settings())}")
+    settings = tools.executor_settings()
+    lines.append(f"executor: {describe_executor(settings)}")
+    if settings.backend == "ray":
+        lines.append(f"  {_cluster_summary(tools)}")
     if tools.skipped:
         lines.append(f"not bound (the name was taken): {', '.join(tools.skipped)}")
     lines.append(_protections(tools))
     return "\n".join(lines)
+
+
+def _cluster_summary(tools: KernelTools) -> str:
+    """The Ray cluster in one line (nodes alive, runs, queue); a cluster that fails or is slow says so.
+
+    Asked on a thread of its own and waited for at most ``CLUSTER_PATIENCE`` seconds: ``%codemode status``
+    is what a person runs when something is wrong, so a cluster that is gone must not hang it.
+    """
+    from .state_file import CLUSTER_PATIENCE, ask_cluster
+
+    try:
+        status = ask_cluster(tools.executor()).result(timeout=CLUSTER_PATIENCE)
+    except TimeoutError:
+        return f"cluster: no answer within {CLUSTER_PATIENCE:g} s (it may be gone, or too busy to answer)"
+    except Exception as exc:  # a cluster gone, Ray missing: the status still prints
+        return f"cluster: cannot be reached: {exc}"
+    if not status:
+        return "cluster: not in use (the executor runs programs on this machine)"
+    from ..executor.cluster.pool import cluster_lines
+
+    return cluster_lines(status)[0]
 
 
 def _protections(tools: KernelTools) -> str:

@@ -9,6 +9,10 @@ name, ``kernel-<id>.json`` as jupyter_server names it (any other name: its stem)
 A thread looks at the servers twice a second and rewrites the file when something changed (a server's
 state, a tools/list_changed, a reload); ``notify()`` makes it look at once. Each write is whole (temp file,
 rename) and private (mode 0600); the file is removed when the kernel shuts down.
+
+Where programs run is in it too (``executor``). A Ray cluster is asked on a thread of its own
+(``ClusterWatch``), at most every 2 s: a cluster that is slow or gone must never hold up the servers' state,
+so the file keeps the cluster's last answer and says why it may be out of date.
 """
 
 from __future__ import annotations
@@ -19,12 +23,16 @@ import logging
 import os
 import re
 import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..atomic_file import write_atomically
-from ..core.records import KernelState, ServerEntry, ToolEntry
+from ..config.models import ExecutorSettings
+from ..core.records import ExecutorNode, ExecutorState, KernelState, ServerEntry, ToolEntry
 from ..doctor import fix_for
 from ..hub import ServerStatus
 from ..typegen import LiteralType, ToolModel, make_docstring, render_signature
@@ -34,8 +42,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STATE_VERSION",
+    "ClusterStatusSource",
+    "ClusterWatch",
     "KernelStateFile",
+    "ask_cluster",
     "example_call",
+    "executor_state",
     "kernel_id_for",
     "server_entry",
     "state_file_name",
@@ -44,6 +56,10 @@ __all__ = [
 
 STATE_VERSION = 1
 _INTERVAL = 0.5
+CLUSTER_INTERVAL = 2.0
+"""Seconds between two questions to a Ray cluster about its nodes."""
+CLUSTER_PATIENCE = 5.0
+"""Seconds a Ray cluster may take to answer before the state says its nodes may be out of date."""
 _CONNECTION_FILE = re.compile(r"kernel-(.+)\.json")
 
 log = logging.getLogger(__name__)
@@ -103,6 +119,136 @@ def example_call(model: ToolModel) -> str:
     return f"{model.function_name}({', '.join(arguments)})"
 
 
+class ClusterStatusSource(Protocol):
+    """What tells where programs run: an ``Executor`` (its ``cluster_status()``: None off a cluster)."""
+
+    def cluster_status(self) -> dict[str, Any] | None:
+        """The cluster's nodes, their workers and the queue (``ClusterPool.status()``), or None."""
+
+
+def ask_cluster(executor: ClusterStatusSource) -> Future[dict[str, Any] | None]:
+    """``executor.cluster_status()`` on a daemon thread of its own: a cluster that is gone may never answer.
+
+    The caller waits as long as it chooses (``%codemode status``) or not at all (``ClusterWatch``); a call
+    that never returns holds only its own thread, which does not keep the process alive.
+    """
+    answer: Future[dict[str, Any] | None] = Future()
+
+    def ask() -> None:
+        try:
+            answer.set_result(executor.cluster_status())
+        except BaseException as exc:  # the caller reads it from the future
+            answer.set_exception(exc)
+
+    threading.Thread(target=ask, name="codemode-cluster-status", daemon=True).start()
+    return answer
+
+
+def executor_state(settings: ExecutorSettings, status: dict[str, Any] | None) -> ExecutorState:
+    """Where programs run, as the sidebar shows it: the backend and the cluster's ``ClusterPool.status()``."""
+    if settings.backend != "ray":
+        return ExecutorState(backend="local")
+    state = ExecutorState(backend="ray", address=settings.address or "auto")
+    if status is not None:
+        state["nodes"] = [_node_entry(node) for node in status.get("nodes", [])]
+        state["running"] = int(status.get("running", 0))
+        state["queued"] = int(status.get("queued", 0))
+    return state
+
+
+def _node_entry(node: dict[str, Any]) -> ExecutorNode:
+    """One node of ``ClusterPool.status()``: its workers are known once its actor started (a run used it)."""
+    prepared, running = node.get("prepared"), node.get("running")
+    return ExecutorNode(
+        node=str(node.get("node", "")),
+        address=node.get("address"),
+        alive=bool(node.get("alive")),
+        cpus=float((node.get("resources") or {}).get("CPU", 0)),
+        prepared=int(prepared) if prepared is not None else None,
+        running=int(running) if running is not None else None,
+    )
+
+
+class ClusterWatch:
+    """The kernel's executor for the state file: ``local``, or a Ray cluster asked every 2 s on a thread.
+
+    ``entry()`` never waits: it gives the cluster's last answer. A question that fails, or that has not been
+    answered after ``patience`` seconds, leaves that answer with a ``problem`` saying so; a new answer (or
+    failure) calls ``changed`` so the file is rewritten at once.
+    """
+
+    def __init__(
+        self,
+        settings: Callable[[], ExecutorSettings | None],
+        executor: Callable[[], ClusterStatusSource],
+        changed: Callable[[], None],
+        *,
+        interval: float = CLUSTER_INTERVAL,
+        patience: float = CLUSTER_PATIENCE,
+    ) -> None:
+        self._settings = settings
+        self._executor = executor
+        self._changed = changed
+        self.interval = interval
+        self.patience = patience
+        self._lock = threading.Lock()
+        self._answer: tuple[ExecutorSettings, dict[str, Any] | None, str | None] | None = None
+        """The settings asked about, the cluster's last answer (None before one) and the last failure."""
+        self._asking: tuple[ExecutorSettings, float, Future[dict[str, Any] | None]] | None = None
+        self._last_asked = -float("inf")
+
+    def entry(self) -> ExecutorState | None:
+        """Where programs run now (None: the tools have not started); asks the cluster when it is time."""
+        settings = self._settings()
+        if settings is None:
+            return None
+        if settings.backend != "ray":
+            return executor_state(settings, None)
+        with self._lock:
+            self._collect()
+            self._ask(settings)
+            status, problem = None, None
+            if self._answer is not None and self._answer[0] == settings:
+                _, status, problem = self._answer
+            if self._asking is not None and time.monotonic() - self._asking[1] > self.patience:
+                address = settings.address or "auto"
+                problem = f"the Ray cluster at {address} has not answered for over {self.patience:g} s"
+        state = executor_state(settings, status)
+        if problem is not None:
+            state["problem"] = problem if status is None else f"{problem}; the nodes shown are from before"
+        return state
+
+    def _collect(self) -> None:
+        """Keep the answer of a question that ended (with the lock held)."""
+        if self._asking is None or not self._asking[2].done():
+            return
+        settings, _, answer = self._asking
+        self._asking = None
+        previous = self._answer[1] if self._answer is not None and self._answer[0] == settings else None
+        try:
+            status = answer.result()
+        except Exception as exc:
+            address = settings.address or "auto"
+            self._answer = (settings, previous, f"the Ray cluster at {address} cannot be reached: {exc}")
+        else:
+            self._answer = (settings, status if status is not None else previous, None)
+
+    def _ask(self, settings: ExecutorSettings) -> None:
+        """Ask the cluster again when none is pending and ``interval`` passed (with the lock held)."""
+        now = time.monotonic()
+        if self._asking is not None or now - self._last_asked < self.interval:
+            return
+        self._last_asked = now
+        try:
+            executor = self._executor()
+        except Exception as exc:  # the tools could not start: nothing to ask
+            self._answer = (settings, None, str(exc))
+            return
+        answer = ask_cluster(executor)
+        self._asking = (settings, now, answer)
+        answer.add_done_callback(lambda _: self._changed())
+
+
 class KernelStateFile:
     """Keeps ``codemode-<kernel id>.json`` up to date from a thread, and removes it at ``close()``."""
 
@@ -116,6 +262,12 @@ class KernelStateFile:
         self._written: KernelState | None = None
         self._tools_of: list[ToolModel] | None = None
         self._tool_entries: list[ToolEntry] = []
+        self.cluster = ClusterWatch(self._executor_settings, tools.executor, self.notify)
+
+    def _executor_settings(self) -> ExecutorSettings | None:
+        """The backend in force, once the tools started (the executor is made then)."""
+        tools = self.tools
+        return tools.executor_settings() if tools.ready and tools.toolbox is not None else None
 
     def start(self) -> None:
         """Write the file now, then keep it current on a daemon thread."""
@@ -147,7 +299,7 @@ class KernelStateFile:
         if models is not self._tools_of:  # the list is replaced whenever the tools change
             self._tool_entries = [tool_entry(m) for m in models]
             self._tools_of = models
-        return KernelState(
+        state = KernelState(
             version=STATE_VERSION,
             kernel_id=self.kernel_id,
             pid=os.getpid(),
@@ -156,6 +308,9 @@ class KernelStateFile:
             servers=servers,
             tools=self._tool_entries,
         )
+        if (executor := self.cluster.entry()) is not None:
+            state["executor"] = executor
+        return state
 
     def write(self) -> bool:
         """Write the file if what it would hold changed; True when it was written."""

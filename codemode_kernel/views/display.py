@@ -36,6 +36,7 @@ __all__ = [
     "AgentRun",
     "CellRun",
     "history_bundle",
+    "nodes_text",
     "result_bundle",
     "result_text",
     "split_volatile",
@@ -160,7 +161,25 @@ def trace_record(result: ExecutionResult) -> tuple[TraceRecord, TraceMetadata]:
         tool_calls=cast(list[CallTimes], call_times),
         artifacts=cast(list[ArtifactIds], artifact_ids),
     )
+    if "nodes" in record:
+        metadata["nodes"] = record["nodes"]
     return trace, metadata
+
+
+def nodes_text(nodes: Sequence[Mapping[str, Any]] | None) -> str | None:
+    """Where a run on a Ray cluster ran: ``on node abcd1234``, or ``moved: abcd1234 (lost) → efgh5678``.
+
+    Node ids are cut to their first 8 hex digits; an attempt that did not finish says how it ended (the
+    word before its reason). None off a cluster.
+    """
+    if not nodes:
+        return None
+    names = []
+    for attempt in nodes:
+        outcome = str(attempt.get("outcome", ""))
+        ending = "" if outcome == "finished" else f" ({outcome.split(':', 1)[0].strip() or 'unknown'})"
+        names.append(f"{str(attempt.get('node', ''))[:8]}{ending}")
+    return f"on node {names[0]}" if len(names) == 1 else f"moved: {' → '.join(names)}"
 
 
 def stopped_bundle(calls: int) -> dict[str, str]:
@@ -172,7 +191,8 @@ def stopped_bundle(calls: int) -> dict[str, str]:
 def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
     """A short deterministic summary: status, tool calls, the value or the error with its line."""
     calls = len(result.tool_calls)
-    lines = [f"codemode: {result.status}, {calls} tool call{'s' * (calls != 1)}{_REPLAYED * replayed}"]
+    where = f", {nodes}" if (nodes := nodes_text(result.nodes)) else ""
+    lines = [f"codemode: {result.status}, {calls} tool call{'s' * (calls != 1)}{where}{_REPLAYED * replayed}"]
     if result.value is not None and result.value != {"kind": "json", "data": None}:
         lines.append(f"value: {value_text(result.value, TEXT_BUDGET, quoted=True)}")
     lines.extend(_approval_lines(result.tool_calls))
@@ -235,9 +255,10 @@ def _error_text(error: Mapping[str, Any]) -> str:
 
 def _html(result: ExecutionResult, calls: Sequence[Mapping[str, Any]], *, replayed: bool = False) -> str:
     calls_count = len(calls)
+    where = f" · {esc(nodes)}" if (nodes := nodes_text(result.nodes)) else ""
     parts = [
         f'<div class="codemode-result {NO_TEX_CLASS}"><b>codemode</b> {status_badge(result.status)}'
-        f" · {calls_count} tool call{'s' * (calls_count != 1)}{esc(_REPLAYED) * replayed}",
+        f" · {calls_count} tool call{'s' * (calls_count != 1)}{where}{esc(_REPLAYED) * replayed}",
         *(call_html(call, volatile=False) for call in calls[:HTML_CALLS]),
     ]
     if calls_count > HTML_CALLS:

@@ -270,6 +270,8 @@ export interface TraceMetadata {
   protections: string[];
   tool_calls: CallTimes[];
   artifacts: ArtifactIds[];
+  /** On a Ray cluster: the node of each attempt (the record's `nodes`); node ids change every run. */
+  nodes?: NodeAttempt[];
 }
 
 /** One server as the sidebar shows it: state, tools, error and fix, the link of a sign-in waiting. */
@@ -298,6 +300,35 @@ export interface ToolEntry {
   call: string;
 }
 
+/** One node of the Ray cluster as the sidebar shows it. */
+export interface ExecutorNode {
+  /** The Ray node id (hex). */
+  node: string;
+  address: string | null;
+  alive: boolean;
+  /** The CPUs the node offers Ray. */
+  cpus: number;
+  /** Workers its actor has ready for the next runs; null until a run used the node. */
+  prepared: number | null;
+  /** Programs running on it now; null until a run used the node. */
+  running: number | null;
+}
+
+/** Where the kernel runs programs: this machine (`local`), or a Ray cluster's nodes and queue. */
+export interface ExecutorState {
+  backend: 'local' | 'ray';
+  /** Ray: the address in force (`auto`, `HOST:PORT`, `ray://HOST:10001`). */
+  address?: string;
+  /** Ray: every node the cluster lists, dead ones too; absent until the cluster first answered. */
+  nodes?: ExecutorNode[];
+  /** Ray: this kernel's programs running on the nodes. */
+  running?: number;
+  /** Ray: this kernel's programs waiting for a node with their resources free. */
+  queued?: number;
+  /** Ray: why the nodes shown may be out of date (the cluster failed or did not answer in time). */
+  problem?: string | null;
+}
+
 /** `codemode-<kernel id>.json`: what a kernel last wrote about itself for the sidebar. */
 export interface KernelState {
   version: number;
@@ -307,6 +338,8 @@ export interface KernelState {
   problem: string | null;
   servers: ServerEntry[];
   tools: ToolEntry[];
+  /** Where programs run; absent until the kernel's tools started (or when they could not). */
+  executor?: ExecutorState;
   /** When it was written (UTC, ISO 8601); compared, never parsed. */
   updated?: string;
 }

@@ -79,7 +79,11 @@ def test_a_trace_splits_the_record_into_its_data_and_its_metadata() -> None:
     trace, volatile = data[TRACE_MIME], metadata[TRACE_MIME]
     whole = fixture.result.to_dict()
     assert set(trace) | set(volatile) == set(whole) and set(trace) <= keys(records.TraceRecord)
-    assert set(volatile) == keys(records.TraceMetadata)
+    assert set(volatile) == set(records.TraceMetadata.__required_keys__)  # nodes: only from a Ray cluster
+    moved = FIXTURES["moved"]().result
+    moved_data, moved_metadata = result_bundle(moved)
+    assert set(moved_data[TRACE_MIME]) | set(moved_metadata[TRACE_MIME]) == set(moved.to_dict())
+    assert set(moved_metadata[TRACE_MIME]) == keys(records.TraceMetadata)
     (call,), (times,) = trace["tool_calls"], volatile["tool_calls"]
     assert {**call, **times} == {**whole["tool_calls"][0], "result_file": None}
     assert keys(records.TraceCall) | keys(records.CallTimes) == keys(records.ToolCallRecord) | {"result_file"}
