@@ -10,6 +10,7 @@ import asked from './fixtures/asked.json';
 import artifactResult from './fixtures/artifact_result.json';
 import error from './fixtures/error.json';
 import invalidArguments from './fixtures/invalid_arguments.json';
+import moved from './fixtures/moved.json';
 import parallel from './fixtures/parallel.json';
 import progress from './fixtures/progress.json';
 import quickstart from './fixtures/quickstart.json';
@@ -30,6 +31,7 @@ const FIXTURES: Record<string, IFixture> = {
   artifact_result: artifactResult,
   error,
   invalid_arguments: invalidArguments,
+  moved,
   parallel,
   progress,
   quickstart,

@@ -255,6 +255,39 @@ describe('normalizeState', () => {
     ]);
     expect(state.tools).toEqual([]);
     expect(normalizeState(null).servers).toEqual([]);
+    expect(state.executor).toBeNull(); // a kernel that has not said where programs run
+  });
+
+  it("reads the kernel's executor: a Ray cluster's nodes, or none yet; mistyped fields read as missing", () => {
+    const ray = normalizeState({
+      executor: {
+        backend: 'ray',
+        address: '10.0.0.5:6379',
+        running: 1,
+        queued: '2',
+        problem: null,
+        nodes: [
+          { node: 'ab12', address: '10.0.0.5', alive: true, cpus: 4, prepared: 1, running: 0 },
+          { node: ['x'], alive: 'yes', cpus: 'many', prepared: null },
+          'junk'
+        ]
+      }
+    }).executor;
+    expect(ray).toEqual({
+      backend: 'ray',
+      address: '10.0.0.5:6379',
+      running: 1,
+      queued: null,
+      problem: '',
+      nodes: [
+        { node: 'ab12', address: '10.0.0.5', alive: true, cpus: 4, prepared: 1, running: 0 },
+        { node: '', address: '', alive: false, cpus: null, prepared: null, running: null },
+        { node: '', address: '', alive: false, cpus: null, prepared: null, running: null }
+      ]
+    });
+    expect(normalizeState({ executor: { backend: 'ray', address: 'auto' } }).executor?.nodes).toBeNull();
+    expect(normalizeState({ executor: { backend: 'local' } }).executor?.backend).toBe('local');
+    expect(normalizeState({ executor: { address: 'x' } }).executor).toBeNull();
   });
 });
 

@@ -37,6 +37,17 @@ export async function flush(times = 5): Promise<void> {
   }
 }
 
+/** Lets timers run until `done()` holds (the sidebar's next poll), failing after `timeoutMs`. */
+export async function until(done: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) {
+      throw new Error(`not done within ${timeoutMs} ms`);
+    }
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
+}
+
 /** The UTF-8 bytes of `text` (each char code below 256 kept as one byte when `raw`). */
 export function bytes(value: string): ArrayBuffer {
   const raw = /^[\x00-\xff]*$/.test(value) && /[\x80-\xff]/.test(value);

@@ -13,7 +13,7 @@ import { runSilently } from '../sidebar/actions';
 import { CodeModeClient } from '../sidebar/api';
 import { CodeModeSidebar } from '../sidebar';
 
-import { all, click, flush, text } from './sidebar-helpers';
+import { all, click, flush, text, until } from './sidebar-helpers';
 
 const BASE = 'http://localhost:8888/';
 
@@ -183,6 +183,25 @@ describe('CodeModeSidebar', () => {
     const polls = server.count('/state');
     await new Promise(resolve => setTimeout(resolve, 200));
     expect(server.count('/state')).toBe(polls);
+  });
+
+  it("shows where the kernel runs programs, and a cluster's nodes as the kernel rewrites its state", async () => {
+    const id = kernelIdOf(panel);
+    server.states.set(id, { ...codeModeState(id), executor: { backend: 'local' } });
+    await tracker.add(panel);
+    await flush();
+    expect(sidebar.sections.executor.title.label).toBe('Executor');
+    expect(text(sidebar.node, 'executor-summary')).toBe('This machine');
+    Widget.attach(sidebar, document.body);
+    const nodes = [{ node: 'ab12cd34ef56', address: '10.0.0.5', alive: true, cpus: 2, prepared: 1, running: 1 }];
+    const executor = { backend: 'ray', address: '10.0.0.5:6379', nodes, running: 1, queued: 0, problem: null };
+    server.states.set(id, { ...codeModeState(id, 't2'), executor });
+    await until(() => all(sidebar.node, 'node').length === 1);
+    expect(text(sidebar.node, 'executor-summary')).toBe(
+      'Ray cluster at 10.0.0.5:6379: 1 of 1 node alive, 1 running, 0 queued'
+    );
+    expect(text(sidebar.node, 'node-id')).toBe('ab12cd34');
+    expect(text(sidebar.node, 'node-meta')).toBe('2 CPUs · 1 prepared · 1 running');
   });
 
   it('fetches artifacts and history when the kernel goes idle and on refresh', async () => {

@@ -4,9 +4,18 @@
 import { RenderMimeRegistry, standardRendererFactories } from '@jupyterlab/rendermime';
 
 import { identifierProblem, loadCode, loginCode, reconnectCode, UnsafeActionError } from '../sidebar/actions';
-import type { IArtifactInfo, IRun, IRunSummary, IServerInfo, IToolInfo } from '../sidebar/api';
+import type {
+  IArtifactInfo,
+  IExecutorInfo,
+  IExecutorNode,
+  IRun,
+  IRunSummary,
+  IServerInfo,
+  IToolInfo
+} from '../sidebar/api';
 import { ArtifactsView, suggestName } from '../sidebar/artifacts';
 import { jsonTree } from '../sidebar/dom';
+import { ExecutorView } from '../sidebar/executor';
 import { HistoryView, runLabel } from '../sidebar/history';
 import { parseCsv, previewArtifact } from '../sidebar/preview';
 import { ServersView } from '../sidebar/servers';
@@ -131,6 +140,89 @@ describe('ServersView', () => {
     click(rows[1].querySelector('.jp-codemode-sidebar-signin')!);
     expect(asked).toEqual(['notion']);
     expect(rows[2].querySelector('.jp-codemode-sidebar-server-signin')).toBeNull();
+  });
+});
+
+function node(overrides: Partial<IExecutorNode>): IExecutorNode {
+  return {
+    node: 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c',
+    address: '10.0.0.5',
+    alive: true,
+    cpus: 4,
+    prepared: null,
+    running: null,
+    ...overrides
+  };
+}
+
+function cluster(overrides: Partial<IExecutorInfo>): IExecutorInfo {
+  return { backend: 'ray', address: '10.0.0.5:6379', nodes: [], running: 0, queued: 0, problem: '', ...overrides };
+}
+
+describe('ExecutorView', () => {
+  it('says programs run on this machine for the local backend', () => {
+    const view = new ExecutorView();
+    expect(view.title.label).toBe('Executor');
+    expect(view.node.textContent).toContain('says where programs run once its tools have started');
+    view.setExecutor({ backend: 'local', address: '', nodes: null, running: null, queued: null, problem: '' });
+    expect(text(view.node, 'executor-summary')).toBe('This machine');
+    expect(all(view.node, 'node')).toEqual([]);
+  });
+
+  it('shows a Ray cluster in one line and a row per node: short id, address, CPUs, workers', () => {
+    const view = new ExecutorView();
+    view.setExecutor(
+      cluster({
+        running: 1,
+        queued: 2,
+        nodes: [
+          node({}),
+          node({ node: 'e5f6a7b8' + '1'.repeat(48), address: '10.0.0.6', cpus: 1, prepared: 1, running: 1 }),
+          node({ node: '0badc0de' + '2'.repeat(48), address: '10.0.0.7', alive: false })
+        ]
+      })
+    );
+    expect(text(view.node, 'executor-summary')).toBe(
+      'Ray cluster at 10.0.0.5:6379: 2 of 3 nodes alive, 1 running, 2 queued'
+    );
+    const rows = all(view.node, 'node');
+    expect(rows.map(r => text(r, 'node-id'))).toEqual(['a1b2c3d4', 'e5f6a7b8', '0badc0de']);
+    expect(rows[0].querySelector('.jp-codemode-sidebar-node-id')!.getAttribute('title')).toBe(
+      'Ray node a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c'
+    );
+    expect(rows.map(r => text(r, 'node-address'))).toEqual(['10.0.0.5', '10.0.0.6', '10.0.0.7']);
+    expect(rows.map(r => text(r, 'node-meta'))).toEqual([
+      '4 CPUs · no runs yet',
+      '1 CPU · 1 prepared · 1 running',
+      'dead'
+    ]);
+    expect(rows[1].querySelector('.jp-codemode-sidebar-dot-ready')).not.toBeNull();
+    expect(rows[2].querySelector('.jp-codemode-sidebar-dot-failed')).not.toBeNull();
+    expect(view.node.querySelector('.jp-codemode-sidebar-executor-problem')).toBeNull();
+  });
+
+  it("says why the nodes may be out of date, and waits for a cluster's first answer", () => {
+    const view = new ExecutorView();
+    view.setExecutor(cluster({ nodes: null }));
+    expect(text(view.node, 'executor-summary')).toBe('Ray cluster at 10.0.0.5:6379');
+    expect(text(view.node, 'executor-meta')).toBe('Waiting for the cluster to answer…');
+    const problem =
+      'the Ray cluster at 10.0.0.5:6379 has not answered for over 5 s; the nodes shown are from before';
+    view.setExecutor(cluster({ nodes: [node({ prepared: 0, running: 0 })], running: 0, problem }));
+    expect(text(view.node, 'executor-problem')).toBe(problem);
+    expect(text(view.node, 'executor-summary')).toBe(
+      'Ray cluster at 10.0.0.5:6379: 1 of 1 node alive, 0 running, 0 queued'
+    );
+    expect(all(view.node, 'node').map(r => text(r, 'node-meta'))).toEqual(['4 CPUs · 0 prepared · 0 running']);
+  });
+
+  it('shows hostile addresses and problems as the characters they are', () => {
+    const view = new ExecutorView();
+    const markup = '<img src=x onerror="window.hacked=1">';
+    view.setExecutor(cluster({ address: markup, problem: markup, nodes: [node({ address: markup })] }));
+    expect(view.node.querySelector('img')).toBeNull();
+    expect(text(view.node, 'executor-problem')).toBe(markup);
+    expect(text(view.node, 'node-address')).toBe(markup);
   });
 });
 

@@ -494,6 +494,41 @@ describe('output and artifacts', () => {
   });
 });
 
+describe('nodes of a Ray cluster', () => {
+  it('a run a lost node moved names both nodes, the full ids and the reason in the title', () => {
+    const { data, metadata } = fixture('moved');
+    const view = show(data, metadata);
+    const nodes = one(one(view.node, 'header'), 'nodes');
+    expect(nodes.textContent).toBe('moved: 3f9a0c2b (lost) → b62e17d0');
+    expect(nodes.title).toContain(
+      'node 3f9a0c2be81d44a6b07e5c19d2f8a6e3b4c5d6e7f8091a2b3c4d5e6f: lost: ActorDiedError'
+    );
+    expect(nodes.title).toContain('node b62e17d0c4a9f35e8d1b2a3c4d5e6f708192a3b4c5d6e7f8091a2b3c: finished');
+    expect(rows(view).map(rowLabel)).toEqual(['#1 count(label="lost-first")', '#2 count(label="lost-second")']);
+  });
+
+  it('a run on one node names it; a run on this machine names none', () => {
+    const { data, metadata } = fixture('moved');
+    metadata.nodes = metadata.nodes.slice(1);
+    expect(one(show(data, metadata).node, 'nodes').textContent).toBe('on node b62e17d0');
+    const local = fixture('parallel');
+    expect(all(show(local.data, local.metadata).node, 'nodes')).toEqual([]);
+  });
+
+  it('edited nodes: entries without an id are skipped, odd outcomes shown by their first word', () => {
+    const { data, metadata } = fixture('moved');
+    metadata.nodes = [
+      'junk',
+      { outcome: 'finished' },
+      { node: 'cafe0123ffff', outcome: 'lost:' },
+      { node: 'beef4567', outcome: 42 },
+      { node: '\u202edcba9876', outcome: 'finished' }
+    ];
+    const nodes = one(show(data, metadata).node, 'nodes');
+    expect(nodes.textContent).toBe('moved: cafe0123 (lost) → beef4567 (42) → ⟨U+202E⟩dcba987');
+  });
+});
+
 describe('live view', () => {
   function running(calls: number, done: number): { data: any; metadata: any } {
     const { data, metadata } = fixture('parallel');

@@ -10,7 +10,15 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { asList, asNumber, asObject } from '../common/values';
-import type { ArtifactMetadata, KernelState, ServerEntry, ToolEntry, Untrusted } from '../records.generated';
+import type {
+  ArtifactMetadata,
+  ExecutorNode,
+  ExecutorState,
+  KernelState,
+  ServerEntry,
+  ToolEntry,
+  Untrusted
+} from '../records.generated';
 
 /** One MCP server as the kernel's hub sees it. */
 export interface IServerInfo {
@@ -41,6 +49,33 @@ export interface IToolInfo {
   call: string;
 }
 
+/** One node of the Ray cluster the kernel runs programs on. */
+export interface IExecutorNode {
+  /** The Ray node id (hex). */
+  node: string;
+  address: string;
+  alive: boolean;
+  cpus: number | null;
+  /** Workers prepared there, and programs running there: null until a run used the node. */
+  prepared: number | null;
+  running: number | null;
+}
+
+/** Where the kernel runs programs. */
+export interface IExecutorInfo {
+  /** `local` or `ray` (or whatever a newer kernel says). */
+  backend: string;
+  /** Ray: the address in force. */
+  address: string;
+  /** Ray: the cluster's nodes; null until the cluster first answered. */
+  nodes: IExecutorNode[] | null;
+  /** Ray: this kernel's programs running on the nodes, and waiting for one. */
+  running: number | null;
+  queued: number | null;
+  /** Ray: why the nodes shown may be out of date, or ''. */
+  problem: string;
+}
+
 /** What a Code Mode kernel last wrote about itself. */
 export interface IKernelState {
   version: number;
@@ -51,6 +86,8 @@ export interface IKernelState {
   updated: string;
   servers: IServerInfo[];
   tools: IToolInfo[];
+  /** Null when the kernel has not said (its tools have not started, or it is older). */
+  executor: IExecutorInfo | null;
 }
 
 /** One stored artifact, without its data. */
@@ -232,7 +269,37 @@ export function normalizeState(value: unknown): IKernelState {
     workspace: asString(body.workspace),
     updated: typeof body.updated === 'number' ? String(body.updated) : asString(body.updated),
     servers: asList(body.servers).map(normalizeServer),
-    tools: asList(body.tools).map(normalizeTool)
+    tools: asList(body.tools).map(normalizeTool),
+    executor: normalizeExecutor(body.executor)
+  };
+}
+
+/** A state's `executor`, or null when it has none (an object without a backend is none). */
+export function normalizeExecutor(value: unknown): IExecutorInfo | null {
+  const body: Untrusted<ExecutorState> | null = asObject(value);
+  const backend = asString(body?.backend);
+  if (body === null || !backend) {
+    return null;
+  }
+  return {
+    backend,
+    address: asString(body.address),
+    nodes: Array.isArray(body.nodes) ? body.nodes.map(normalizeNode) : null,
+    running: asNumber(body.running),
+    queued: asNumber(body.queued),
+    problem: asString(body.problem)
+  };
+}
+
+function normalizeNode(value: unknown): IExecutorNode {
+  const body: Untrusted<ExecutorNode> = asRecord(value);
+  return {
+    node: asString(body.node),
+    address: asString(body.address),
+    alive: body.alive === true,
+    cpus: asNumber(body.cpus),
+    prepared: asNumber(body.prepared),
+    running: asNumber(body.running)
   };
 }
 

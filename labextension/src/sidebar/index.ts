@@ -5,6 +5,8 @@ export {
   CodeModeClient,
   type IArtifactData,
   type IArtifactInfo,
+  type IExecutorInfo,
+  type IExecutorNode,
   type IKernelState,
   type IRun,
   type IRunSummary,

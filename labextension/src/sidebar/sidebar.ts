@@ -1,5 +1,5 @@
 /**
- * The Code Mode sidebar: servers, tools, artifacts and history of the active notebook's kernel.
+ * The Code Mode sidebar: servers, tools, artifacts, history and executor of the active notebook's kernel.
  *
  * Data comes from the jupyter_server extension (it reads what the kernel wrote into the workspace), so it
  * shows while a cell runs and after a restart. The state is polled every 2 s while the panel is visible
@@ -21,6 +21,7 @@ import { loadCode, loginCode, reconnectCode, runSilently, UnsafeActionError, typ
 import { CodeModeClient, type IArtifactInfo, type IKernelState } from './api';
 import { ArtifactsView } from './artifacts';
 import { button, el } from './dom';
+import { ExecutorView } from './executor';
 import { HistoryView } from './history';
 import { codeModeIcon } from './icon';
 import { insertIntoNotebook } from './insert';
@@ -32,7 +33,7 @@ const CODEMODE_KERNEL = 'codemode';
 const CODEMODE_DISPLAY_NAME = 'Code Mode (Python 3)';
 
 /** The sections' order in the accordion. */
-const SECTION = { servers: 0, tools: 1, artifacts: 2, history: 3 } as const;
+const SECTION = { servers: 0, tools: 1, artifacts: 2, history: 3, executor: 4 } as const;
 
 /** How the sidebar is made. */
 export interface ICodeModeSidebarOptions {
@@ -76,7 +77,7 @@ export class CodeModeSidebar extends SidePanel {
       'refresh',
       new ToolbarButton({
         icon: refreshIcon,
-        tooltip: 'Refresh servers, tools, artifacts and history',
+        tooltip: 'Refresh servers, tools, artifacts, history and executor',
         onClick: () => void this.refresh()
       })
     );
@@ -95,7 +96,8 @@ export class CodeModeSidebar extends SidePanel {
       rendermime: options.rendermime,
       fetchRun: run => this._client.run(this._kernelId, run.id)
     });
-    for (const section of [this._servers, this._tools, this._artifacts, this._history]) {
+    this._executor = new ExecutorView();
+    for (const section of [this._servers, this._tools, this._artifacts, this._history, this._executor]) {
       this.addWidget(section);
     }
 
@@ -118,14 +120,21 @@ export class CodeModeSidebar extends SidePanel {
     return this._status.textContent ?? '';
   }
 
-  /** The Servers, Tools, Artifacts and History sections (for tests and the plugin). */
+  /** The Servers, Tools, Artifacts, History and Executor sections (for tests and the plugin). */
   get sections(): {
     servers: ServersView;
     tools: ToolsView;
     artifacts: ArtifactsView;
     history: HistoryView;
+    executor: ExecutorView;
   } {
-    return { servers: this._servers, tools: this._tools, artifacts: this._artifacts, history: this._history };
+    return {
+      servers: this._servers,
+      tools: this._tools,
+      artifacts: this._artifacts,
+      history: this._history,
+      executor: this._executor
+    };
   }
 
   /** Fetches the state, the artifacts and the history now. */
@@ -282,9 +291,10 @@ export class CodeModeSidebar extends SidePanel {
       this._generation += 1;
       this._mode = null;
       this._state = null;
-      this._shownServers = this._shownTools = '';
+      this._shownServers = this._shownTools = this._shownExecutor = '';
       this._servers.setServers([]);
       this._tools.setTools([]);
+      this._executor.setExecutor(null);
       this._artifacts.setArtifacts([]);
       this._history.closeRun();
       this._history.setRuns([]);
@@ -373,6 +383,11 @@ export class CodeModeSidebar extends SidePanel {
     if (tools !== this._shownTools) {
       this._shownTools = tools;
       this._tools.setTools(state.tools);
+    }
+    const executor = JSON.stringify(state.executor);
+    if (executor !== this._shownExecutor) {
+      this._shownExecutor = executor;
+      this._executor.setExecutor(state.executor);
     }
   }
 
@@ -519,6 +534,7 @@ export class CodeModeSidebar extends SidePanel {
   private _shownUpdated = '';
   private _shownServers = '';
   private _shownTools = '';
+  private _shownExecutor = '';
   private _listsStale = false;
   private _timer: number | null = null;
   private _mode: Mode | null = null;
@@ -530,6 +546,7 @@ export class CodeModeSidebar extends SidePanel {
   private _tools: ToolsView;
   private _artifacts: ArtifactsView;
   private _history: HistoryView;
+  private _executor: ExecutorView;
 }
 
 function describe(error: unknown): string {

@@ -1,16 +1,21 @@
 /**
- * An argument list as it would be written in the call, and a call's approval as one line.
+ * An argument list as it would be written in the call, a call's approval as one line, and the nodes a run
+ * on a Ray cluster ran on.
  */
 
 import { clip, plural } from '../common/format';
 import { asObject, toJson } from '../common/values';
 
-import { IApproval, IProgress } from './model';
+import { IApproval, INodeAttempt, IProgress } from './model';
 
 /** Characters of an approval line (its parts come from the record, which may have been edited). */
 export const APPROVAL_CHARS = 300;
 /** Characters of a finished call's progress line (the message is the server's, of any length). */
 export const PROGRESS_CHARS = 300;
+/** Hex digits of a node id shown (the sidebar's Executor section shows the same). */
+export const SHORT_NODE = 8;
+/** Characters of the nodes line (an edited record may list any number of attempts). */
+export const NODES_CHARS = 300;
 
 const SCOPES: Record<string, string> = {
   kernel: 'this tool, for this kernel',
@@ -160,4 +165,21 @@ export function progressWords(progress: IProgress): string {
     progressValue(progress) ||
     (progress.count !== null ? plural(progress.count, 'update') : '')
   );
+}
+
+/**
+ * Where a run on a Ray cluster ran: `on node abcd1234`, or `moved: abcd1234 (lost) → efgh5678` when a lost
+ * node moved it; '' off a cluster. The kernel's text and HTML views say the same (views/display.py
+ * `nodes_text`).
+ */
+export function nodesText(nodes: INodeAttempt[]): string {
+  const names = nodes.map(attempt => {
+    const ended = attempt.outcome.split(':', 1)[0].trim();
+    const ending = attempt.outcome === 'finished' ? '' : ` (${clip(ended || 'unknown', 40)})`;
+    return `${attempt.node.slice(0, SHORT_NODE)}${ending}`;
+  });
+  if (!names.length) {
+    return '';
+  }
+  return clip(names.length === 1 ? `on node ${names[0]}` : `moved: ${names.join(' → ')}`, NODES_CHARS);
 }

@@ -15,6 +15,7 @@ import type {
   CallProgress,
   CallTimes,
   ErrorRecord,
+  NodeAttempt,
   PendingCall,
   TraceArtifact,
   TraceCall,
@@ -99,6 +100,13 @@ export interface IPendingCall {
   arguments: unknown;
 }
 
+/** Where one attempt of a run on a Ray cluster ran (its node id, hex), and how it ended there. */
+export interface INodeAttempt {
+  node: string;
+  /** `finished`, or why the run moved on: `lost: ...`. */
+  outcome: string;
+}
+
 /** A whole trace. */
 export interface ITrace {
   /** False when the data was not a trace object at all. */
@@ -118,6 +126,8 @@ export interface ITrace {
   executionId: string;
   durationMs: number | null;
   protections: string[];
+  /** On a Ray cluster: the node of each attempt, in order (more than one when a lost node moved the run). */
+  nodes: INodeAttempt[];
 }
 
 /** `value` as text: strings as they are, numbers and booleans written out, anything else as JSON. */
@@ -248,6 +258,16 @@ function parseArtifact(value: unknown, meta: unknown): IArtifact {
   };
 }
 
+/** A trace metadata's `nodes`: the attempts that name a node, in order. */
+export function parseNodes(value: unknown): INodeAttempt[] {
+  return asList(value)
+    .map(entry => {
+      const attempt: Untrusted<NodeAttempt> = asObject(entry) ?? {};
+      return { node: asText(attempt.node), outcome: asText(attempt.outcome) };
+    })
+    .filter(attempt => attempt.node !== '');
+}
+
 /** Read a trace from an output's data and metadata (either may be anything). */
 export function parseTrace(data: unknown, metadata?: unknown): ITrace {
   const trace = unwrap(data);
@@ -286,7 +306,8 @@ export function parseTrace(data: unknown, metadata?: unknown): ITrace {
     replayed: record.replayed === true,
     executionId: asText(meta.execution_id),
     durationMs: asNumber(meta.duration_ms),
-    protections: asList(meta.protections).map(asText)
+    protections: asList(meta.protections).map(asText),
+    nodes: parseNodes(meta.nodes)
   };
 }
 

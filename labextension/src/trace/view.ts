@@ -8,14 +8,14 @@
  * cannot be read at all is said so in the view.
  */
 
-import { appendMarked, button, clear, h } from '../common/dom';
+import { appendMarked, button, clear, h, marked, markText } from '../common/dom';
 import { clip, formatDuration, formatSize, plural } from '../common/format';
 import { toJson } from '../common/values';
 
 import { statusBadge } from './badge';
 import { CallList } from './calls';
 import { errorNode } from './error';
-import { argumentsSummary } from './format';
+import { argumentsSummary, nodesText } from './format';
 import { ITrace, ITraceHooks, parseTrace } from './model';
 import { valueNode } from './result';
 import { streamBlock } from './text';
@@ -194,6 +194,12 @@ export class TraceView {
       parts.push(plural(calls, 'tool call'));
     }
     header.appendChild(h('span', 'summary', parts.join(' · ')));
+    const where = nodesText(trace.nodes);
+    if (where) {
+      const nodes = marked('span', 'nodes', where);
+      nodes.title = markText(clip(trace.nodes.map(n => `node ${n.node}: ${n.outcome}`).join('\n'), 2000));
+      header.appendChild(nodes);
+    }
     if (trace.replayed) {
       header.appendChild(h('span', 'note replayed', REPLAYED));
     }
