@@ -81,8 +81,9 @@ def test_the_state_file_beside_the_connection_file_lists_servers_and_tools(
     sidebar_kernel: Kernel, connection_file: Path, notebook: Path
 ) -> None:
     path = state_path(connection_file)
-    state = wait_for_state(path, _all_ready)
+    state = wait_for_state(path, lambda state: _all_ready(state) and "executor" in state)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert state["executor"] == {"backend": "local"}  # the sidebar's Executor section: this machine
     assert state["version"] == 1 and state["kernel_id"] == connection_file.stem.removeprefix("kernel-")
     assert state["workspace"] == str(notebook) and isinstance(state["pid"], int) and state["updated"]
     servers = {s["name"]: s for s in state["servers"]}
