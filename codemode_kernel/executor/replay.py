@@ -14,7 +14,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ReplayBook", "call_key", "describe_call"]
+__all__ = ["REPLAYED", "ReplayBook", "call_key", "describe_call"]
+
+REPLAYED = "replayed from the record; no server was called"
+"""The warning of a call answered from the record (its result is the record's, not a server's)."""
 
 
 def call_key(tool: str, arguments: Mapping[str, Any]) -> tuple[str, str]:
@@ -26,11 +29,13 @@ class ReplayBook:
     """The recorded calls of an earlier run, consumed in order per identical call."""
 
     def __init__(self, calls: Iterable[Mapping[str, Any]]) -> None:
+        self.calls: list[Mapping[str, Any]] = list(calls)
+        """The record as given, in order."""
         self._answers: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
         self._used: dict[tuple[str, str], int] = defaultdict(int)
         self._by_seq: dict[int, Mapping[str, Any]] = {}
         self._consumed: set[int] = set()
-        for index, call in enumerate(calls):
+        for index, call in enumerate(self.calls):
             if not isinstance(call, Mapping) or not isinstance(call.get("tool"), str):
                 raise ValueError(f"replay record {index} is not a tool call with a 'tool' name")
             arguments = call.get("arguments") or {}

@@ -48,7 +48,7 @@ from ..worker.tools_module import LLM_SERVER, LLM_TOOL
 from ..worker.values import decode_value, encode_artifact
 from .execution import Execution, LLMHandler
 from .owned import ToolAnswer
-from .replay import describe_call
+from .replay import REPLAYED, describe_call
 from .wire import read_frame_async
 
 __all__ = ["WorkerRequests"]
@@ -273,7 +273,7 @@ class WorkerRequests:
             status if status in _REPLAYABLE else "server_error",
             result=result,
             error=recorded.get("error"),
-            warnings=("replayed from the record; no server was called",),
+            warnings=(REPLAYED,),
         )
         if status in ("ok", "tool_error") and isinstance(result, dict):
             state.reply(ToolResultOk(type="tool_result", id=call_id, ok=True, result=result))

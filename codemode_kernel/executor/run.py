@@ -20,7 +20,7 @@ from ..core.records import ErrorRecord, ToolCallRecord, ValueEnvelope
 from .execution import Watchers
 from .owned import CallPlan
 from .references import Program
-from .replay import ReplayBook
+from .replay import REPLAYED, ReplayBook
 
 __all__ = ["Run"]
 
@@ -85,8 +85,17 @@ class Run:
         record; the servers answer only what it did not reach. ``shown`` is what the caller's live views
         were shown already (characters per stream), not shown again.
         """
-        plan = replace(self.plan, book=ReplayBook(record), then_live=True)
+        # Every answer so far: the caller's record, then what each lost attempt was answered by a server
+        # (calls answered from the record are in it already). A run that had no record goes live past it;
+        # one that had keeps its rule (a strict replay stays strict, a pending one pending).
+        answered = [call for call in record if REPLAYED not in (call.get("warnings") or ())]
+        book = ReplayBook([*(self.plan.book.calls if self.plan.book else ()), *answered])
+        plan = replace(self.plan, book=book, then_live=self.plan.then_live or self.plan.book is None)
         return replace(self, plan=plan, watchers=self.watchers.skipping(shown), attempt=self.attempt + 1)
+
+    def remaining(self) -> float:
+        """Seconds left of the run's limit, counted from when it was asked for (every attempt shares it)."""
+        return max(0.0, self.limit - (time.monotonic() - self.started))
 
     def duration_ms(self) -> float:
         """Milliseconds since the run was asked for."""

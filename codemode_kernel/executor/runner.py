@@ -351,7 +351,7 @@ class Executor:
         nodes: list[NodeAttempt] = []
         while True:
             try:
-                worker = await asyncio.wait_for(self._pool.take(run.resources), run.seconds)
+                worker = await self._take(run)
             except NodeLostError as exc:  # its node went away as it was handed over: another one
                 nodes.append(NodeAttempt(node=exc.node, outcome=f"lost: {exc.reason}"))
                 if len(nodes) >= MAX_ATTEMPTS:
@@ -374,7 +374,15 @@ class Executor:
                 NodeAttempt(node=worker.node, outcome=f"lost: {worker.lost}" if worker.lost else "finished")
             )
             result.nodes = list(nodes)
-            if worker.lost is None or len(nodes) >= MAX_ATTEMPTS or run.seconds <= reserve(run.limit):
+            if worker.lost is None or len(nodes) >= MAX_ATTEMPTS or run.remaining() <= reserve(run.limit):
+                return result
+            if any(call["status"] == "running" for call in result.tool_calls):
+                # Its answer never came: a replay would make it again (the server may be doing it still).
+                result.error = ErrorRecord(
+                    type="NodeLost",
+                    message=f"node {worker.node[:12]} was lost ({worker.lost}) while a tool call was still "
+                    "running; the run was not replayed elsewhere, so that no call is made twice",
+                )
                 return result
             if gone := await self._cluster_gone():
                 result.error = ErrorRecord(type="ClusterGone", message=f"{gone}; the run was stopped")
@@ -386,6 +394,15 @@ class Executor:
                 worker.lost,
             )
             run = run.moved(result.tool_calls, {"stdout": len(result.stdout), "stderr": len(result.stderr)})
+
+    async def _take(self, run: Run) -> WorkerHandle:
+        """A worker for ``run``: on a cluster, within what is left of its limit (Ray may queue it).
+
+        Here, however long it takes: a zygote's first start must not be cut short by one run's timeout.
+        """
+        if self.backend.backend != "ray":
+            return await self._pool.take(run.resources)
+        return await asyncio.wait_for(self._pool.take(run.resources), run.remaining())
 
     async def _no_worker(self, run: Run, exc: BaseException, nodes: list[NodeAttempt]) -> ExecutionResult:
         """The result of a run no worker was found for: the cluster gone, a full queue, a failed start."""
@@ -405,7 +422,10 @@ class Executor:
 
     async def _run_in_session(self, run: Run, name: str) -> ExecutionResult:
         try:
-            session = await asyncio.wait_for(self._sessions.open(name, run.resources), run.seconds)
+            opening = self._sessions.open(name, run.resources)
+            session = await (
+                asyncio.wait_for(opening, run.remaining()) if self.backend.backend == "ray" else opening
+            )
         except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
             return await self._no_worker(run, exc, [])
         async with session.lock:
@@ -499,7 +519,7 @@ class Executor:
                     writer.close()
                     worker.signal(signal.SIGKILL)
         if state.calls:  # let the cancelled calls record how they ended (or a lost node's calls finish)
-            await asyncio.wait(set(state.calls), timeout=max(run.seconds, 1.0) if worker.lost else 1.0)
+            await asyncio.wait(set(state.calls), timeout=run.remaining() if worker.lost else 1.0)
         unsubscribe()
         if session is not None:
             session.runs += 1
@@ -668,13 +688,8 @@ def _internal(
 
 def _queue_note(pool: object) -> str:
     """What a run waited on when no worker came: a Ray cluster's queue, or this machine's zygote."""
-    queued = getattr(pool, "queued", None)
-    if queued is None:
-        return "the worker process did not hand one over"
-    return (
-        "no Ray node had the run's resources free (executor.resources); "
-        f"{queued} other run{'s' * (queued != 1)} still waiting"
-    )
+    stall = getattr(pool, "stall", None)
+    return str(stall()) if stall is not None else "the worker process did not hand one over"
 
 
 def _close_and_kill(writer: asyncio.StreamWriter, worker: WorkerHandle) -> None:

@@ -72,7 +72,12 @@ class Sessions:
             current = None
         if current is None:
             worker = await self._pool.take(resources)
-            reader, writer = await worker.connect()
+            try:
+                reader, writer = await worker.connect()
+            except BaseException:  # its node went away, or the run was interrupted: it serves no session
+                worker.discard()
+                worker.release()
+                raise
             current = self._open[name] = Session(name, worker, reader, writer)
         if current.idle is not None:
             current.idle.cancel()

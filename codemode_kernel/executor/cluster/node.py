@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ...core.errors import ProtocolError, ZygoteError
-from ...worker.sandbox import default_hidden_paths
+from ...worker.sandbox import ALWAYS_HIDDEN_IN_WORKSPACE, default_hidden_paths
 from ..host_paths import host_code
 from ..pool import Worker, WorkerPool, ZygotePlan
 
@@ -40,6 +40,7 @@ TOKEN_SIZE = 64
 HELLO_SIZE = WORKER_ID_SIZE + TOKEN_SIZE
 """The kernel's first bytes on a relay connection: the worker's id and its token (hex)."""
 _HELLO_WAIT = 10.0  # seconds a connection may take to say which worker it is for
+_UNCLAIMED_MAX = 64  # connections at once that have not said yet which worker they are for
 _PARENT_POLL = 0.2  # seconds between looks at the parent process (the raylet)
 _CHUNK = 1 << 16
 
@@ -97,9 +98,14 @@ class NodeWorkers:
         """
         policy = dict(self._setup()["policy"])
         policy.pop("tmp_dir", None)
+        # On a file system the node shares with the kernel, the kernel's workspace is there too: what is
+        # hidden in it (its .codemode state, .env) stays hidden, named by its full path.
+        kernel_workspace = Path(policy["workspace"])
+        names = (*ALWAYS_HIDDEN_IN_WORKSPACE, *policy.get("hidden_in_workspace", ()))
+        in_kernel_workspace = [str(kernel_workspace / name) for name in names]
         policy["workspace"] = str(self.workspace)
         policy["writable"] = []
-        hidden = [*policy.get("hidden", []), *(str(p) for p in self.hidden)]
+        hidden = [*policy.get("hidden", []), *in_kernel_workspace, *(str(p) for p in self.hidden)]
         policy["hidden"] = list(dict.fromkeys(hidden))
         policy["read_only"] = [str(p) for p in host_code([self.workspace])]
         return policy
@@ -130,6 +136,7 @@ class NodeService:
         self._leases: dict[str, _Lease] = {}
         self._server: asyncio.Server | None = None
         self._relays: set[asyncio.Task[None]] = set()
+        self._unclaimed = 0
         self.started_runs = 0
 
     # -- requests from the kernel ---------------------------------------------------------------
@@ -218,7 +225,13 @@ class NodeService:
         if task is not None:
             self._relays.add(task)
         try:
-            lease = await self._claim(reader)
+            if self._unclaimed >= _UNCLAIMED_MAX:
+                return  # more connections saying nothing than runs could need: someone is flooding it
+            self._unclaimed += 1
+            try:
+                lease = await self._claim(reader)
+            finally:
+                self._unclaimed -= 1
             if lease is None:
                 return
             worker_reader, worker_writer = await lease.worker.connect()
@@ -234,9 +247,10 @@ class NodeService:
         """The lease a connection's hello names, once: a wrong token or a second connection gets nothing."""
         hello = await asyncio.wait_for(reader.readexactly(HELLO_SIZE), _HELLO_WAIT)
         worker_id = hello[:WORKER_ID_SIZE].decode("ascii", "replace")
-        token = hello[WORKER_ID_SIZE:].decode("ascii", "replace")
         lease = self._leases.get(worker_id)
-        if lease is None or lease.connected or not hmac.compare_digest(lease.token, token):
+        if lease is None or lease.connected:
+            return None
+        if not hmac.compare_digest(lease.token.encode("ascii"), hello[WORKER_ID_SIZE:]):
             return None
         lease.connected = True
         return lease

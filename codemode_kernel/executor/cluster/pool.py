@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import socket
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from ...config.models import ExecutorResources, ExecutorSettings
@@ -34,6 +34,7 @@ __all__ = ["ClusterPool", "RemoteWorker", "cluster_lines", "import_ray"]
 
 _NAMESPACE = "codemode"
 _ACTOR_WAIT = 120.0  # seconds a node actor may take to start (a new Python process on a loaded node)
+_RELAY_CONNECT = 10.0  # seconds to reach a node's relay (a node that does not answer is as good as lost)
 _GCS_PATIENCE = 10 * 365 * 24 * 3600
 _INSTALL_HINT = 'the Ray executor needs Ray: pip install "codemode-kernel[ray]"'
 
@@ -69,8 +70,10 @@ class RemoteWorker:
     async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Open the relay to the worker's channel; a node that cannot be reached is a lost node."""
         try:
-            reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
-        except OSError as exc:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(self.host, self.port, limit=1 << 20), _RELAY_CONNECT
+            )
+        except (OSError, TimeoutError) as exc:
             raise NodeLostError(
                 self.node,
                 f"its relay at {self.host}:{self.port} cannot be reached from this machine ({exc}); the "
@@ -119,6 +122,8 @@ class ClusterPool:
         self.running = 0
         self._warm_requested = False
         self.gcs: tuple[str, int] | None = None
+        self._stalled = "connecting"
+        """Where the latest take() was (its error says it, when that run's time ran out there)."""
         self._suspect = False
         """A node was lost lately: the next run first checks that the cluster is still there."""
 
@@ -152,39 +157,56 @@ class ClusterPool:
             ZygoteError: the node could not start a worker.
             NodeLostError: the node went away before the worker was handed over.
         """
+        self._stalled = "connecting"
         ray = await self._connected()
         from ray.util.placement_group import placement_group, placement_group_table
 
+        self._stalled = "placing"
         if self._suspect:
             if reason := await self.gone():
                 raise ClusterError(reason)
             self._suspect = False
 
         bundle = _bundle(resources or self.settings.resources)
-        group = await self._blocking(lambda: placement_group([bundle]))
+        creating = asyncio.ensure_future(self._blocking(lambda: placement_group([bundle])))
+        try:
+            group = await asyncio.shield(creating)
+        except asyncio.CancelledError:  # the group is made all the same: give it back once it is
+            creating.add_done_callback(self._remove_made)
+            raise
+        except ray.exceptions.RayError as exc:
+            raise ClusterError(f"Ray could not place the run: {_describe(exc)}") from exc
         self.queued += 1
         try:
             await group.ready()
             node = (await self._blocking(lambda: placement_group_table(group)))["bundles_to_node_id"][0]
-        except BaseException:
-            self._remove_placement(group)
-            raise
-        finally:
-            self.queued -= 1
-        try:
-            actor = await self._actor(node)
-            taken = await actor.take.remote(self._node_setup())
         except BaseException as exc:
             self._remove_placement(group)
             if isinstance(exc, ray.exceptions.RayError):
-                self._actors.pop(node, None)
-                self._suspect = True
+                raise ClusterError(f"Ray could not place the run: {_describe(exc)}") from exc
+            raise
+        finally:
+            self.queued -= 1
+        self._stalled = "starting"
+        try:
+            actor = await self._actor(node)
+            asking = asyncio.ensure_future(_answer(actor.take.remote(self._node_setup())))
+            try:
+                taken = await asyncio.shield(asking)
+            except asyncio.CancelledError:  # the node hands a worker over all the same: end it once it does
+                asking.add_done_callback(lambda done: _release_taken(actor, done))
+                raise
+        except BaseException as exc:
+            self._remove_placement(group)
+            if isinstance(exc, ray.exceptions.RayError):
+                self._lost(node)
                 raise NodeLostError(node, _describe(exc)) from exc
             raise
         if "error" in taken:
             self._remove_placement(group)
             raise ZygoteError(taken["error"])
         exited = asyncio.ensure_future(self._exit_of(actor, node, taken["worker"]))
+        exited.add_done_callback(_retrieved)  # read by the run; after it, nobody need hear it failed
         self.running += 1
         return RemoteWorker(
             pid=taken["pid"],
@@ -251,6 +273,17 @@ class ClusterPool:
         ray, self._ray = self._ray, None
         with contextlib.suppress(TimeoutError):  # a cluster gone: ray.shutdown may wait on it for long
             await asyncio.wait_for(self._blocking(lambda: _disconnect(ray)), 10.0)
+
+    def stall(self) -> str:
+        """What the last run that found no worker in time was waiting on, for its error."""
+        if self._stalled == "connecting":
+            return f"still connecting to the Ray cluster at {self.settings.address or 'auto'}"
+        if self._stalled == "placing":
+            return (
+                "no Ray node had the run's resources free (executor.resources); "
+                f"{self.queued} other run{'s' * (self.queued != 1)} still waiting"
+            )
+        return "its node was still starting its actor or a worker"
 
     async def gone(self) -> str | None:
         """Why the cluster is gone (its GCS refuses connections), or None while it answers."""
@@ -360,12 +393,21 @@ class ClusterPool:
         try:
             how = await actor.wait_exit.remote(worker_id)
         except ray.exceptions.RayError as exc:
-            self._actors.pop(node, None)
-            self._suspect = True
+            self._lost(node)
             raise NodeLostError(node, _describe(exc)) from exc
         if "error" in how:
             raise ZygoteError(how["error"])
         return WorkerExit(how.get("code"), how.get("signal"))
+
+    def _remove_made(self, made: asyncio.Future[Any]) -> None:
+        """Give back a placement group made for a run that was cancelled while Ray made it."""
+        if not made.cancelled() and made.exception() is None:
+            self._remove_placement(made.result())
+
+    def _lost(self, node: str) -> None:
+        """A node's actor is gone: start another there if the node comes back; check the cluster first."""
+        self._actors.pop(node, None)
+        self._suspect = True
 
     def _release(self, group: Any) -> None:
         self.running -= 1
@@ -388,6 +430,27 @@ async def _end_actor(ray: Any, actor: Any) -> None:
         await asyncio.wait_for(actor.shut_down.remote(), 10.0)
     with contextlib.suppress(Exception):
         ray.kill(actor)
+
+
+async def _answer(ref: Any) -> Any:
+    """An actor call's answer (awaited once, so that a cancelled wait can still act on it)."""
+    return await ref
+
+
+def _release_taken(actor: Any, asked: asyncio.Future[Any]) -> None:
+    """End a worker a node handed over after the run that asked for it was cancelled."""
+    if asked.cancelled() or asked.exception() is not None:
+        return
+    taken = asked.result()
+    if isinstance(taken, dict) and "worker" in taken:
+        with contextlib.suppress(Exception):
+            actor.release.remote(taken["worker"])
+
+
+def _retrieved(done: asyncio.Future[Any]) -> None:
+    """Mark a future's exception as read (asyncio logs one nobody read)."""
+    if not done.cancelled():
+        done.exception()
 
 
 def _bundle(resources: ExecutorResources) -> dict[str, float]:
@@ -417,18 +480,64 @@ class _Connection:
 
 
 def _connect(address: str | None) -> Any:
-    """``ray.init`` (or the connection this process already has), keeping the process's signal handlers.
+    """``ray.init`` (or the connection this process already has, if it is to the same cluster).
 
-    Runs on a thread: connecting takes seconds. ``ray.init`` installs its own SIGTERM handler when it can;
-    a kernel's or serve's own handler is put back.
+    Runs on a thread: connecting takes seconds (and Ray then installs no SIGTERM handler of its own, which
+    it does only on the main thread).
     """
     ray = import_ray()
     with _Connection.lock:
         if not ray.is_initialized():
-            _init(ray, address)
+            _init(ray, _resolve(address))
             _Connection.ours = True
+        elif address not in (None, "auto") and not address.startswith("ray://"):
+            connected = _gcs_address(ray)
+            wanted = _host_port(address)
+            if connected is not None and wanted is not None and connected != wanted:
+                raise ClusterError(
+                    f"this process is connected to the Ray cluster at {connected[0]}:{connected[1]} already "
+                    f"(a ray.init of its own), not to executor.address {address}; call ray.shutdown() first, "
+                    "or set the address to that cluster"
+                )
         _Connection.users += 1
     return ray
+
+
+def _resolve(address: str | None) -> str:
+    """The cluster to connect to: ``address``; for ``auto``, RAY_ADDRESS or this user's own local cluster.
+
+    Ray's own ``auto`` would also take any GCS process it finds on this machine, whoever started it:
+    programs, tool results and the answers a node sends back (which the kernel unpickles) would then be
+    another user's to read and forge.
+    """
+    if address not in (None, "auto"):
+        return address
+    if env := os.environ.get("RAY_ADDRESS"):
+        return env
+    from ray._common.utils import get_ray_address_file
+
+    path = Path(get_ray_address_file(None))
+    try:
+        info = path.stat()
+    except OSError:
+        raise ClusterError(
+            'executor.address is "auto" and no Ray cluster was started here (`ray start --head` writes '
+            f"{path}); start one, or set executor.address (or RAY_ADDRESS) to its head's HOST:PORT"
+        ) from None
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise ClusterError(
+            f'executor.address is "auto", but {path} (the address of the latest `ray start` here) belongs to '
+            "another user or is writable by others; set executor.address to your cluster's HOST:PORT"
+        )
+    found = path.read_text().strip()
+    if not found:
+        raise ClusterError(f"{path} names no cluster; set executor.address to your cluster's HOST:PORT")
+    return found
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    host, _, port = address.rpartition(":")
+    return (host, int(port)) if host and port.isdigit() else None
 
 
 def _disconnect(ray: Any) -> None:
@@ -441,26 +550,23 @@ def _disconnect(ray: Any) -> None:
                 ray.shutdown()
 
 
-def _init(ray: Any, address: str | None) -> None:
-    kept = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+def _init(ray: Any, address: str) -> None:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     # Ray ends a driver whose GCS has not answered for a minute (gcs_rpc_server_reconnect_timeout_s): here
     # the driver is the kernel or serve. A cluster that goes away ends its runs instead (``gone``).
     os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", str(_GCS_PATIENCE))
     try:
         ray.init(
-            address=address or "auto",
+            address=address,
             namespace=_NAMESPACE,
             log_to_driver=False,
             configure_logging=False,
         )
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ClusterError(
-            f"could not connect to the Ray cluster at {address or 'auto'}: {exc}; start one with `ray start "
+            f"could not connect to the Ray cluster at {address}: {exc}; start one with `ray start "
             "--head`, or set executor.address to its head's HOST:PORT"
         ) from exc
-    if kept is not None:
-        signal.signal(signal.SIGTERM, kept)
 
 
 def _gcs_address(ray: Any) -> tuple[str, int] | None:

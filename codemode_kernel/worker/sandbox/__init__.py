@@ -42,9 +42,10 @@ from ._enter import enter_sandbox
 from ._errors import SandboxError
 from ._namespaces import become_child_subreaper, fork_into_new_pid_namespace, kill_namespace, supervise
 from ._plan import Protections, plan
-from ._policy import DEFAULT_ENV_ALLOWLIST, SandboxPolicy, default_hidden_paths
+from ._policy import ALWAYS_HIDDEN_IN_WORKSPACE, DEFAULT_ENV_ALLOWLIST, SandboxPolicy, default_hidden_paths
 
 __all__ = [
+    "ALWAYS_HIDDEN_IN_WORKSPACE",
     "DEFAULT_ENV_ALLOWLIST",
     "Capabilities",
     "Protections",
