@@ -402,7 +402,8 @@ class Executor:
         """
         if self.backend.backend != "ray":
             return await self._pool.take(run.resources)
-        return await asyncio.wait_for(self._pool.take(run.resources), run.remaining())
+        async with asyncio.timeout(run.remaining()):  # not wait_for, which can swallow a cancel (3.11)
+            return await self._pool.take(run.resources)
 
     async def _no_worker(self, run: Run, exc: BaseException, nodes: list[NodeAttempt]) -> ExecutionResult:
         """The result of a run no worker was found for: the cluster gone, a full queue, a failed start."""
@@ -422,10 +423,9 @@ class Executor:
 
     async def _run_in_session(self, run: Run, name: str) -> ExecutionResult:
         try:
-            opening = self._sessions.open(name, run.resources)
-            session = await (
-                asyncio.wait_for(opening, run.remaining()) if self.backend.backend == "ray" else opening
-            )
+            remote = self.backend.backend == "ray"
+            async with asyncio.timeout(run.remaining() if remote else None):
+                session = await self._sessions.open(name, run.resources)
         except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
             return await self._no_worker(run, exc, [])
         async with session.lock:
