@@ -243,3 +243,40 @@ def test_hostile_programs_are_contained_on_a_node(executor: Executor, name: str)
     assert result.nodes is not None and [n["outcome"] for n in result.nodes] == ["finished"], result.nodes
     follow_up = executor.run("21 * 2", timeout=30)
     assert follow_up.status == "ok" and follow_up.value == {"kind": "json", "data": 42}, follow_up.error
+
+
+def test_a_run_moved_twice_still_makes_each_call_once(
+    executor: Executor, workspace: Path, ray_cluster: RayCluster
+) -> None:
+    program = """
+import time
+a = count(label="twice-a")
+time.sleep(4)  # the first node is removed here
+b = count(label="twice-b")
+time.sleep(4)  # the second one here
+c = count(label="twice-c")
+[a, b, c]
+"""
+    done: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=lambda: done.update(result=executor.run(program, timeout=120, resources=ON_SPARE))
+    )
+    thread.start()
+    removed = []
+    for label in ("twice-a", "twice-b"):
+        wait_until(lambda: calls_made(workspace), lambda calls, label=label: label in calls, timeout=60)
+        status = executor.cluster_status()
+        assert status is not None
+        busy = [n["node"] for n in status["nodes"] if n.get("alive") and n.get("running")]
+        assert len(busy) == 1, status
+        ray_cluster.remove(busy[0])
+        removed.append(busy[0])
+    thread.join(120)
+    result = done["result"]
+    assert result.status == "ok", result.error
+    assert result.value == {"kind": "json", "data": [1, 1, 1]}
+    made = calls_made(workspace)
+    assert [made.count(f"twice-{x}") for x in "abc"] == [1, 1, 1], made
+    assert result.nodes is not None
+    assert [n["node"] for n in result.nodes[:2]] == removed
+    assert [n["outcome"].split(":")[0] for n in result.nodes] == ["lost", "lost", "finished"]
