@@ -199,9 +199,12 @@ def test_a_session_whose_node_is_lost_ends_and_its_next_run_starts_a_new_one(
 def test_runs_beyond_the_free_resources_wait_in_rays_queue_within_their_timeout(executor: Executor) -> None:
     program = 'import time\ntime.sleep(8)\n"done"'
     with ThreadPoolExecutor(5) as pool:
+        # One run on each node first (a CPU each): a node added since has its actor and a worker ready.
+        warm_up = [pool.submit(executor.run, "import time\ntime.sleep(1)", timeout=120) for _ in range(3)]
+        assert [run.result().status for run in warm_up] == ["ok"] * 3
         busy = [pool.submit(executor.run, program, timeout=60) for _ in range(3)]
         running = wait_until(
-            executor.cluster_status, lambda status: status is not None and status["running"] == 3
+            executor.cluster_status, lambda status: status is not None and status["running"] == 3, timeout=60
         )
         assert running is not None and running["running"] == 3, running
         queued = pool.submit(executor.run, program, timeout=60)

@@ -29,6 +29,7 @@ from ...worker.protocol import ProtectionsFrame
 from ..pool import LocalWorkers
 from ..zygote_client import WorkerExit
 from .node import NodeActor, NodeSetup
+from .reservations import Reservation, Reservations
 
 __all__ = ["ClusterPool", "RemoteWorker", "cluster_lines", "import_ray"]
 
@@ -63,7 +64,7 @@ class RemoteWorker:
     host: str
     port: int
     placement: Any
-    release_placement: Callable[[Any], None]
+    release_placement: Callable[[Any, bool], None]
     lost: str | None = None
     _done: bool = field(default=False, repr=False)
 
@@ -98,7 +99,7 @@ class RemoteWorker:
         self._done = True
         with contextlib.suppress(Exception):
             self.actor.release.remote(self.worker_id)
-        self.release_placement(self.placement)
+        self.release_placement(self.placement, self.lost is not None)
 
     def release(self) -> None:
         """After its run: the same as ``discard`` (the node removes the temp dir)."""
@@ -122,6 +123,7 @@ class ClusterPool:
         self.running = 0
         self._warm_requested = False
         self.gcs: tuple[str, int] | None = None
+        self._reservations = Reservations(self._place, self._remove_placement)
         self._stalled = "connecting"
         """Where the latest take() was (its error says it, when that run's time ran out there)."""
         self._suspect = False
@@ -159,7 +161,6 @@ class ClusterPool:
         """
         self._stalled = "connecting"
         ray = await self._connected()
-        from ray.util.placement_group import placement_group, placement_group_table
 
         self._stalled = "placing"
         if self._suspect:
@@ -168,25 +169,14 @@ class ClusterPool:
             self._suspect = False
 
         bundle = _bundle(resources or self.settings.resources)
-        creating = asyncio.ensure_future(self._blocking(lambda: placement_group([bundle])))
-        try:
-            group = await asyncio.shield(creating)
-        except asyncio.CancelledError:  # the group is made all the same: give it back once it is
-            creating.add_done_callback(self._remove_made)
-            raise
-        except ray.exceptions.RayError as exc:
-            raise ClusterError(f"Ray could not place the run: {_describe(exc)}") from exc
         self.queued += 1
         try:
-            await group.ready()
-            node = (await self._blocking(lambda: placement_group_table(group)))["bundles_to_node_id"][0]
-        except BaseException as exc:
-            self._remove_placement(group)
-            if isinstance(exc, ray.exceptions.RayError):
-                raise ClusterError(f"Ray could not place the run: {_describe(exc)}") from exc
-            raise
+            reservation = await self._reservations.take(bundle)
+        except ray.exceptions.RayError as exc:
+            raise ClusterError(f"Ray could not place the run: {_describe(exc)}") from exc
         finally:
             self.queued -= 1
+        node = reservation.node
         self._stalled = "starting"
         try:
             actor = await self._actor(node)
@@ -197,13 +187,13 @@ class ClusterPool:
                 asking.add_done_callback(lambda done: _release_taken(actor, done))
                 raise
         except BaseException as exc:
-            self._remove_placement(group)
+            self._reservations.release(reservation, reuse=False)
             if isinstance(exc, ray.exceptions.RayError):
                 self._lost(node)
                 raise NodeLostError(node, _describe(exc)) from exc
             raise
         if "error" in taken:
-            self._remove_placement(group)
+            self._reservations.release(reservation, reuse=False)
             raise ZygoteError(taken["error"])
         exited = asyncio.ensure_future(self._exit_of(actor, node, taken["worker"]))
         exited.add_done_callback(_retrieved)  # read by the run; after it, nobody need hear it failed
@@ -218,7 +208,7 @@ class ClusterPool:
             token=taken["token"],
             host=taken["host"],
             port=taken["port"],
-            placement=group,
+            placement=reservation,
             release_placement=self._release,
         )
 
@@ -260,6 +250,7 @@ class ClusterPool:
     async def shut_down(self) -> None:
         """End every node actor (and so their zygotes and workers); the cluster itself stays up."""
         self.closing = True
+        self._reservations.clear()
         if self._connecting is not None and not self._connecting.done():
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(self._connecting), 30.0)
@@ -399,6 +390,27 @@ class ClusterPool:
             raise ZygoteError(how["error"])
         return WorkerExit(how.get("code"), how.get("signal"))
 
+    async def _place(self, bundle: dict[str, float]) -> Reservation:
+        """Ray's reservation of ``bundle`` (a one-bundle placement group) and its node, once placed.
+
+        Cancelled, it gives back the group it made (now, or once Ray has made it).
+        """
+        from ray.util.placement_group import placement_group, placement_group_table
+
+        creating = asyncio.ensure_future(self._blocking(lambda: placement_group([bundle])))
+        try:
+            group = await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            creating.add_done_callback(self._remove_made)
+            raise
+        try:
+            await group.ready()
+            table = await self._blocking(lambda: placement_group_table(group))
+        except BaseException:
+            self._remove_placement(group)
+            raise
+        return Reservation(group, table["bundles_to_node_id"][0], tuple(sorted(bundle.items())))
+
     def _remove_made(self, made: asyncio.Future[Any]) -> None:
         """Give back a placement group made for a run that was cancelled while Ray made it."""
         if not made.cancelled() and made.exception() is None:
@@ -409,9 +421,9 @@ class ClusterPool:
         self._actors.pop(node, None)
         self._suspect = True
 
-    def _release(self, group: Any) -> None:
+    def _release(self, reservation: Reservation, lost: bool) -> None:
         self.running -= 1
-        self._remove_placement(group)
+        self._reservations.release(reservation, reuse=not lost and not self.closing)
 
     def _remove_placement(self, group: Any) -> None:
         """Give a run's reservation back, on a thread (it blocks while the GCS does not answer)."""
