@@ -9,6 +9,7 @@ the executor; then it looks at every process of that namespace through its /proc
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -152,7 +153,7 @@ def test_no_zombie_and_no_orphan_after_200_stopped_runs_under_a_pid_1_that_never
     statuses = report["statuses"]
     assert len(statuses) == 200
     assert statuses.count("timeout") == 60 and statuses.count("cancelled") == 80
-    assert statuses.count("crashed") == 60, statuses
+    assert statuses.count("crashed") == 60, collections.Counter(statuses)
     assert report["before_close"] == {"zombies": [], "orphans": []}
     after = report["after_close"]
     assert after["zombies"] == [] and after["orphans"] == [], after
