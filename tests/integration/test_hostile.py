@@ -278,3 +278,33 @@ def test_hostile_code_as_an_unprivileged_user() -> None:
     completed = rerun_unprivileged(__file__)
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     assert " passed" in completed.stdout and "1 skipped" in completed.stdout  # only this very test skips
+
+
+def test_a_program_cannot_read_another_runs_temp_files(executor: Executor) -> None:
+    """Each run's HOME and TMPDIR are a temp dir of its own: a program running beside another (another
+    client's, in serve) finds that directory on disk but none of the files the other wrote there."""
+    import threading
+
+    written = threading.Event()
+    writer = (
+        "import os, time\nopen(os.path.join(os.environ['TMPDIR'], 'secret.txt'), 'w').write('mine')\n"
+        "print('written', flush=True)\ntime.sleep(4)\n"
+        "open(os.path.join(os.environ['TMPDIR'], 'secret.txt')).read()"
+    )
+    done: dict[str, ExecutionResult] = {}
+    thread = threading.Thread(
+        target=lambda: done.update(
+            first=executor.run(writer, timeout=20, on_output=lambda _, text: written.set())
+        )
+    )
+    thread.start()
+    assert written.wait(20)
+    reader = (
+        "import glob, os\nroot = os.path.dirname(os.environ['TMPDIR'])\n"
+        "[open(p).read() for p in glob.glob(os.path.join(root, 'codemode-run-*', 'secret.txt'))]"
+    )
+    peek = executor.run(reader, timeout=10)
+    thread.join(30)
+    assert peek.status == "ok", peek.error
+    assert peek.value == {"kind": "json", "data": []}, "another run's temp files are readable"
+    assert done["first"].value == {"kind": "text", "text": "mine"}, done["first"].error

@@ -108,6 +108,7 @@ def enter_sandbox(policy: SandboxPolicy, caps: Capabilities, *, keep_fds: Iterab
             hiding,
             fresh_proc="pid_namespace" in on and caps.private_proc,
             shm_mb=policy.memory_mb,
+            private_tmp=None if policy.tmp_dir is None else Path(os.path.abspath(policy.tmp_dir)),
         )
         shm = report.shm
         explain_protected_paths(report.cover_device, read_only=hiding.read_only, pinned=hiding.pin)

@@ -23,7 +23,10 @@ own mount namespace (mounts made private first, so nothing propagates back to th
   (the kernel's view of the file system, hidden paths included) is out of reach; without a PID namespace
   ``/proc`` is covered instead. ``/proc/sys`` is made read-only;
 - ``/dev/shm`` becomes a private tmpfs capped at the memory limit, so it neither reaches other processes
-  nor grows past what RLIMIT_AS would allow.
+  nor grows past what RLIMIT_AS would allow;
+- the run's own temp dir (its ``HOME`` and ``TMPDIR``) becomes a private tmpfs of the same size: another
+  run finds the directory on disk (all runs' temp dirs share the system's temp directory) but none of the
+  files this one writes there, which live in this mount namespace only.
 
 Once capabilities are dropped and the seccomp filter is in, the code can neither unmount nor remount.
 """
@@ -217,7 +220,9 @@ class HiddenPathsReport:
     cover_device: int
 
 
-def hide_paths(hiding: HidingPlan, *, fresh_proc: bool, shm_mb: int | None) -> HiddenPathsReport:
+def hide_paths(
+    hiding: HidingPlan, *, fresh_proc: bool, shm_mb: int | None, private_tmp: Path | None = None
+) -> HiddenPathsReport:
     """In a new mount namespace (and, for ``fresh_proc``, as PID 1 of a new PID namespace): apply the above.
 
     ``hiding`` comes from ``plan_hiding`` (made before the fork, so the zygote's child plans once).
@@ -251,4 +256,7 @@ def hide_paths(hiding: HidingPlan, *, fresh_proc: bool, shm_mb: int | None) -> H
     if shm.is_dir():
         size = f",size={shm_mb}m" if shm_mb else ""
         mount("tmpfs", str(shm), "tmpfs", _SAFE, f"mode=1777{size}")
+    if private_tmp is not None and private_tmp.is_dir():
+        size = f",size={shm_mb}m" if shm_mb else ""
+        mount("tmpfs", str(private_tmp), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
     return HiddenPathsReport(hiding, shm if shm.is_dir() else None, cover_device)
