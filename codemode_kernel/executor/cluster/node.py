@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from ..._version import __version__
 from ...core.errors import ProtocolError, ZygoteError
 from ...worker.sandbox import ALWAYS_HIDDEN_IN_WORKSPACE, default_hidden_paths
 from ..host_paths import host_code
@@ -53,6 +54,8 @@ class NodeSetup(TypedDict):
     preload: list[str]
     policy: dict[str, Any]
     """The kernel's ``SandboxPolicy.to_dict()`` (less ``tmp_dir``); the node sets its own workspace."""
+    kernel_version: str
+    """The kernel's codemode-kernel: a node with another speaks another frame protocol, so it refuses."""
 
 
 class TakenWorker(TypedDict):
@@ -143,6 +146,11 @@ class NodeService:
 
     async def take(self, setup: NodeSetup) -> TakenWorker | dict[str, str]:
         """A worker for one run; ``{"error": message}`` when none could start."""
+        if setup.get("kernel_version") != __version__:
+            return {
+                "error": f"node {self.node[:12]} runs codemode-kernel {__version__}, the kernel "
+                f"{setup.get('kernel_version')}: install one version on every node and the kernel's machine"
+            }
         self.source.setup = setup
         try:
             server = await self._listening()

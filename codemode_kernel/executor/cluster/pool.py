@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from ..._version import __version__
 from ...config.models import ExecutorResources, ExecutorSettings
 from ...core.errors import ClusterError, NodeLostError, ZygoteError
 from ...worker.protocol import ProtectionsFrame
@@ -375,7 +376,11 @@ class ClusterPool:
         if self._setup is None or self._setup["version"] != version:
             plan = self.source.zygote_plan()
             self._setup = NodeSetup(
-                version=version, tools=plan.tools, preload=list(plan.preload), policy=self.source.policy()
+                version=version,
+                tools=plan.tools,
+                preload=list(plan.preload),
+                policy=self.source.policy(),
+                kernel_version=__version__,
             )
         return self._setup
 
