@@ -40,6 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _presets import add_counts, chosen_counts
+
 from codemode_kernel import Toolbox
 from codemode_kernel.config import load_config
 from codemode_kernel.executor import ExecutionResult, Executor
@@ -553,12 +555,7 @@ def main() -> int:
         "many_calls": "calls in the one long execution",
         "runs": "executions in a row (memory is compared at a tenth of them)",
     }
-    for name, text in counts.items():
-        parser.add_argument(
-            "--" + name.replace("_", "-"),
-            type=int,
-            help=f"{text} (default {FULL[name]}; --quick: {QUICK[name]})",
-        )
+    add_counts(parser, counts, FULL, QUICK)
     parser.add_argument("--parallel-width", type=int, default=50, help="concurrent calls (default 50)")
     parser.add_argument("--tool-seconds", type=float, default=0.2, help="the slow tool's duration (0.2)")
     parser.add_argument(
@@ -571,13 +568,7 @@ def main() -> int:
     args = parser.parse_args()
     if not isinstance(args.sandbox, dict):
         parser.error("--sandbox must be a JSON object")
-    preset = QUICK if args.quick else FULL
-    options: dict[str, Any] = {"quick": args.quick}
-    for name in counts:
-        given = getattr(args, name)
-        options[name] = given if given is not None else preset[name]
-        if options[name] < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    options = chosen_counts(parser, args, counts, FULL, QUICK)
     options.update(parallel_width=args.parallel_width, tool_seconds=args.tool_seconds, sandbox=args.sandbox)
     try:
         report = run(options)

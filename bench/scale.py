@@ -55,6 +55,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from _presets import add_counts, chosen_counts
+
 from codemode_kernel import Toolbox
 from codemode_kernel.config import load_config
 from codemode_kernel.config.models import ExecutorResources, ExecutorSettings
@@ -456,22 +458,13 @@ def main() -> int:
         "programs": "tool-bound programs per batch",
         "cpu_programs": "CPU-bound programs per batch (Ray places about one a second per node)",
     }
-    for name, text in counts.items():
-        parser.add_argument(
-            "--" + name.replace("_", "-"),
-            type=int,
-            help=f"{text} (default {FULL[name]}; --quick: {QUICK[name]})",
-        )
+    add_counts(parser, counts, FULL, QUICK)
     parser.add_argument("--calls", type=int, default=50, help="sequential calls in one program (50)")
     parser.add_argument("--concurrency", type=int, default=32, help="runs submitted at once (32)")
     parser.add_argument("--burn", type=float, default=0.2, help="CPU seconds a CPU-bound program burns (0.2)")
     parser.add_argument("--tool-seconds", type=float, default=0.2, help="the slow tool's duration (0.2)")
     args = parser.parse_args()
-    preset = QUICK if args.quick else FULL
-    options: dict[str, Any] = {"quick": args.quick}
-    for name in counts:
-        given = getattr(args, name)
-        options[name] = given if given is not None else preset[name]
+    options = chosen_counts(parser, args, counts, FULL, QUICK)
     options.update(
         calls=args.calls, concurrency=args.concurrency, burn=args.burn, tool_seconds=args.tool_seconds
     )

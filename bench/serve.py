@@ -46,6 +46,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+from _presets import add_counts, chosen_counts
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.shared.message import SessionMessage
 
@@ -627,20 +628,9 @@ def main() -> int:
     """Parse the options, run the benchmark and print its JSON report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smaller run for CI (about 30 s)")
-    for name, text in HELP.items():
-        parser.add_argument(
-            "--" + name.replace("_", "-"),
-            type=int,
-            help=f"{text} (default {FULL[name]}; --quick: {QUICK[name]})",
-        )
+    add_counts(parser, HELP, FULL, QUICK)
     args = parser.parse_args()
-    preset = QUICK if args.quick else FULL
-    options: dict[str, Any] = {"quick": args.quick}
-    for name in HELP:
-        given = getattr(args, name)
-        options[name] = given if given is not None else preset[name]
-        if options[name] < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    options = chosen_counts(parser, args, HELP, FULL, QUICK)
     if options["cities"] > len(CITIES):
         parser.error(f"--cities can be at most {len(CITIES)}")
     try:
