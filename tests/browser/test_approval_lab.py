@@ -17,7 +17,6 @@ from lab_session import ARTIFACTS, Lab, start_lab, stop_lab
 from playwright.sync_api import Locator, Page
 from test_extension_lab import (
     BADGE,
-    COLOURS,
     DARK,
     FINISHED_TRACE,
     LIGHT,
@@ -28,6 +27,7 @@ from test_extension_lab import (
     UI_TIMEOUT,
     contrast,
     open_notebook,
+    read_colours,
     run_cell,
     set_theme,
     wait_for_kernel_idle,
@@ -145,7 +145,7 @@ def test_the_stdin_box_asks_and_the_trace_says_who_decided(app: Page, lab: Lab) 
         for theme in (DARK, LIGHT):
             set_theme(app, theme)
             for name, line in lines.items():
-                colours = line.evaluate(COLOURS)
+                colours = read_colours(line)
                 ratios[f"{name} in {theme}"] = round(contrast(colours["text"], colours["background"]), 2)
             allowed_cell.scroll_into_view_if_needed()
             shot = "approval_traces_dark.png" if theme == DARK else "approval_traces_light.png"

@@ -476,8 +476,13 @@ LIGHT, DARK = "JupyterLab Light", "JupyterLab Dark"
 # The text colour of an element as painted (its alpha blended over the colour behind it) and that colour
 # (the first ancestor's background that is not transparent), each as [r, g, b] from 0 to 255. Computed
 # colours read `rgb(r, g, b)` or `rgba(r, g, b, a)`, or, for a color-mix() result, `color(srgb r g b)` or
-# `color(srgb r g b / a)` with channels from 0 to 1; anything else fails rather than being misread.
+# `color(srgb r g b / a)` with channels from 0 to 1; anything else fails rather than being misread. Null
+# for an element no longer in the page, whose computed colours are empty: a view that re-rendered replaced
+# it after the locator found it (read_colours looks again).
 COLOURS = """(el) => {
+    if (!el.isConnected) {
+        return null;
+    }
     const rgba = (text) => {
         const scale = text.startsWith('rgb') ? 1 : text.startsWith('color(srgb ') ? 255 : null;
         if (scale === null) {
@@ -495,6 +500,20 @@ COLOURS = """(el) => {
     const text = [r, g, b].map((c, i) => a * c + (1 - a) * background[i]);
     return {text, background};
 }"""
+
+
+READ_ATTEMPTS = 20
+
+
+def read_colours(locator: Locator) -> dict[str, list[float]]:
+    """``COLOURS`` of the element ``locator`` finds. A locator finds its element, then reads it: a view that
+    re-renders in between (a live trace replaces a row at each update) leaves the element read out of the
+    page, so it looks again, as often as the page keeps replacing it, up to ``READ_ATTEMPTS`` times."""
+    for _ in range(READ_ATTEMPTS):
+        colours: dict[str, list[float]] | None = locator.evaluate(COLOURS)
+        if colours is not None:
+            return colours
+    raise AssertionError(f"{locator} was replaced each of {READ_ATTEMPTS} times its colours were read")
 
 
 def contrast(first: list[float], second: list[float]) -> float:
@@ -577,7 +596,7 @@ def test_light_and_dark_themes_read_well(app: Page, live_notebook: Locator) -> N
                     arg=[header.element_handle(), before],
                     timeout=UI_TIMEOUT,
                 )
-            seen[theme] = {part: locator.evaluate(COLOURS) for part, locator in parts.items()}
+            seen[theme] = {part: read_colours(locator) for part, locator in parts.items()}
             app.screenshot(path=ARTIFACTS / shot)
     finally:
         set_theme(app, LIGHT)

@@ -27,6 +27,7 @@ from test_extension_lab import (
     TRACE,
     contrast,
     open_notebook,
+    read_colours,
     run_cell,
     set_theme,
     wait_for_kernel_idle,
@@ -60,26 +61,37 @@ WATCH_PROGRESS = """(root, [row, message]) => {
 }"""
 
 
+# The running row's facts, found and read in one go, once its message says day 2, 3 or 4 of 5; else null.
+# In one go, since the live trace replaces a row at each progress update: a row found first and read in a
+# later call may have left the page by then (its computed colours are empty).
+READ_RUNNING_ROW = """([cell, selector, message, pattern]) => {
+    const row = [...cell.querySelectorAll(selector)].find(
+        (r) => new RegExp(pattern).test(r.querySelector(message)?.textContent ?? ''));
+    if (!row) {
+        return null;
+    }
+    const bar = row.querySelector('.jp-codemode-progress');
+    return {
+        colours: (COLOURS)(row.querySelector(message)),
+        message: row.querySelector(message).textContent,
+        status: row.querySelector('.jp-codemode-call-status').textContent,
+        fill: bar.querySelector('.jp-codemode-progress-fill').style.width,
+        role: bar.getAttribute('role'),
+        title: bar.title,
+        header: row.closest('.jp-codemode-trace').querySelector('.jp-codemode-summary').textContent,
+    };
+}""".replace("(COLOURS)", f"({COLOURS})")
+
+
 def watch_while_it_runs(page: Page, cell: Locator, shot: str) -> dict[str, Any]:
-    """Wait for the running row to show day 2 or later, screenshot the cell; what the row showed then."""
-    row = cell.locator(RUNNING_ROW)
-    row.locator(MESSAGE, has_text=re.compile(r"Oslo: day [2-4] of 5")).wait_for(timeout=RUN_TIMEOUT)
-    cell.screenshot(path=ARTIFACTS / shot)
-    seen: dict[str, Any] = row.first.evaluate(
-        """(row) => {
-            const bar = row.querySelector('.jp-codemode-progress');
-            const colours = (COLOURS)(row.querySelector('.jp-codemode-call-progress-message'));
-            return {
-                colours,
-                message: row.querySelector('.jp-codemode-call-progress-message').textContent,
-                status: row.querySelector('.jp-codemode-call-status').textContent,
-                fill: bar.querySelector('.jp-codemode-progress-fill').style.width,
-                role: bar.getAttribute('role'),
-                title: bar.title,
-                header: row.closest('.jp-codemode-trace').querySelector('.jp-codemode-summary').textContent,
-            };
-        }""".replace("(COLOURS)", f"({COLOURS})")
+    """What the running row showed once it said day 2 or later; then a screenshot of the cell."""
+    found = page.wait_for_function(
+        READ_RUNNING_ROW,
+        arg=[cell.element_handle(), RUNNING_ROW, MESSAGE, r"Oslo: day [2-4] of 5"],
+        timeout=RUN_TIMEOUT,
     )
+    seen: dict[str, Any] = found.json_value()
+    cell.screenshot(path=ARTIFACTS / shot)
     return seen
 
 
@@ -138,7 +150,7 @@ def test_a_slow_call_shows_its_progress_then_the_finished_trace_says_how_it_went
         for theme in (DARK, LIGHT):
             set_theme(app, theme)
             for name, line in lines.items():
-                colours = line.evaluate(COLOURS)
+                colours = read_colours(line)
                 ratios[f"{name} run's line in {theme}"] = round(
                     contrast(colours["text"], colours["background"]), 2
                 )

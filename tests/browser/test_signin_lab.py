@@ -18,7 +18,6 @@ import pytest
 from lab_session import ARTIFACTS, Lab, start_lab, stop_lab
 from playwright.sync_api import Page
 from test_extension_lab import (
-    COLOURS,
     DARK,
     KERNEL_TIMEOUT,
     LIGHT,
@@ -27,6 +26,7 @@ from test_extension_lab import (
     contrast,
     open_notebook,
     open_sidebar,
+    read_colours,
     run_cell,
     set_theme,
     wait_for_kernel_idle,
@@ -89,7 +89,7 @@ def test_the_sidebar_link_signs_in_and_the_tools_arrive_without_a_restart(
     ratios = {}
     for theme in (DARK, LIGHT):
         set_theme(app, theme)
-        colours = link.evaluate(COLOURS)
+        colours = read_colours(link)
         ratios[theme] = round(contrast(colours["text"], colours["background"]), 2)
         sidebar.screenshot(path=ARTIFACTS / f"signin_sidebar_{'dark' if theme == DARK else 'light'}.png")
     print(f"sign-in link contrast: {ratios}")
