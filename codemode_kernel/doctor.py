@@ -9,6 +9,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass, field
 from importlib.metadata import version
+from typing import TYPE_CHECKING
 
 from .config import Config, load_config, relaxations_report
 from .core.errors import CodeModeError, ConfigError, UntrustedConfigError
@@ -16,6 +17,9 @@ from .hub import ServerStatus
 from .toolbox import Toolbox
 from .typegen import ToolModel, renamed_warning
 from .worker.sandbox import Protections
+
+if TYPE_CHECKING:
+    from .executor import Executor
 
 __all__ = ["doctor", "fix_for"]
 
@@ -72,13 +76,23 @@ def _worker_protections(toolbox: Toolbox) -> Protections:
     try:
         with Executor(toolbox) as executor:
             protections = executor.protections()
-            if (cluster := executor.cluster_status()) is not None:
-                from .executor.cluster.pool import cluster_lines
-
-                print("\n".join(cluster_lines(cluster)))
+            _print_cluster(executor)
             return protections
     except CodeModeError as exc:
         return Protections.no_worker(str(exc))
+
+
+def _print_cluster(executor: Executor) -> None:
+    """The Ray cluster's lines (nodes, workers, queue) when programs run on one; why not, if it fails."""
+    from .executor.cluster.pool import cluster_lines
+
+    try:
+        cluster = executor.cluster_status()
+    except CodeModeError as exc:
+        print(f"cluster: cannot be read: {exc}")
+        return
+    if cluster is not None:
+        print("\n".join(cluster_lines(cluster)))
 
 
 def _print_config(config: Config) -> None:

@@ -36,6 +36,7 @@ __all__ = ["ClusterPool", "RemoteWorker", "cluster_lines", "import_ray"]
 
 _NAMESPACE = "codemode"
 _ACTOR_WAIT = 120.0  # seconds a node actor may take to start (a new Python process on a loaded node)
+_STATUS_WAIT = 5.0  # seconds the cluster (and each node's actor) may take to say how it is
 _RELAY_CONNECT = 10.0  # seconds to reach a node's relay (a node that does not answer is as good as lost)
 _GCS_PATIENCE = 10 * 365 * 24 * 3600
 _INSTALL_HINT = 'the Ray executor needs Ray: pip install "codemode-kernel[ray]"'
@@ -225,20 +226,41 @@ class ClusterPool:
         return cast(ProtectionsFrame, report)  # checked on the node, as the frame it is (WorkerPool)
 
     async def status(self) -> dict[str, Any]:
-        """The cluster as the kernel sees it: nodes, each one's prepared and running workers, the queue."""
-        ray = await self._connected()
+        """The cluster as the kernel sees it: nodes, each one's prepared and running workers, the queue.
+
+        Raises:
+            ClusterError: the executor is closed, or the cluster does not answer within seconds.
+        """
+        if self.closing:
+            raise ClusterError("this executor is closed; its cluster is not shown")
+        try:
+            async with asyncio.timeout(_STATUS_WAIT * 2):
+                ray = await self._connected()
+                entries = await self._blocking(ray.nodes)
+        except TimeoutError:
+            where = self.settings.address or "auto"
+            raise ClusterError(
+                f"the Ray cluster at {where} did not answer within {_STATUS_WAIT * 2:g} s"
+            ) from None
+
+        async def asked(actor: Any) -> dict[str, Any]:
+            with contextlib.suppress(Exception):
+                return dict(await asyncio.wait_for(actor.status.remote(), _STATUS_WAIT))
+            return {}
+
+        alive = [entry["NodeID"] for entry in entries if entry.get("Alive")]
+        actors = {node: actor for node in alive if (actor := self._started_actor(node)) is not None}
+        answers = await asyncio.gather(*(asked(actor) for actor in actors.values()))
+        said = dict(zip(actors, answers, strict=True))
         nodes = []
-        for entry in await self._blocking(ray.nodes):
+        for entry in entries:
             node = entry["NodeID"]
             row: dict[str, Any] = {
                 "node": node,
                 "alive": bool(entry.get("Alive")),
                 "address": entry.get("NodeManagerAddress"),
             }
-            actor = self._started_actor(node)
-            if actor is not None and row["alive"]:
-                with contextlib.suppress(Exception):
-                    row.update(await asyncio.wait_for(actor.status.remote(), 5.0))
+            row.update(said.get(node, {}))
             row["resources"] = dict(entry.get("Resources") or {})
             nodes.append(row)
         return {
