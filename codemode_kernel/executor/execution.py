@@ -13,11 +13,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..calllog import CallRecord
+from ..core.records import NodeAttempt
 from ..hub.connection import ProgressCallback
 from ..worker.protocol import DoneFrame, KernelFrame, ProtectionsFrame, ToolProgressFrame, encode_frame
 from .owned import CallPlan
 
-__all__ = ["CallCallback", "Execution", "LLMHandler", "OutputCallback", "ProgressWatcher", "Watchers"]
+__all__ = [
+    "CallCallback",
+    "Execution",
+    "LLMHandler",
+    "NodeWatcher",
+    "OutputCallback",
+    "ProgressWatcher",
+    "Watchers",
+]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +38,9 @@ CallCallback = Callable[[CallRecord], None]
 """``on_call(record)``: one of the execution's tool calls started (status running) or ended."""
 ProgressWatcher = Callable[[str, int | None, float, float | None, str | None], None]
 """``on_progress(tool, seq, progress, total, message)``: a server's progress notification for a call."""
+NodeWatcher = Callable[[list[NodeAttempt]], None]
+"""``on_node(attempts)``: a run on a Ray cluster began an attempt on a node; the last attempt's outcome is
+``running``, the earlier ones say how they ended (a node lost under the run)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,7 @@ class Watchers:
     on_output: OutputCallback | None = None
     on_call: CallCallback | None = None
     on_progress: ProgressWatcher | None = None
+    on_node: NodeWatcher | None = None
 
     def skipping(self, shown: Mapping[str, int]) -> Watchers:
         """These views for a run replayed elsewhere: what they were shown already is not shown again.

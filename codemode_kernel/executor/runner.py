@@ -39,7 +39,15 @@ from ..toolbox import RESERVED_NAMES, Toolbox
 from ..worker.protocol import ProtectionsFrame, RunFrame
 from ..worker.sandbox import Protections
 from ..worker.values import encode_inputs
-from .execution import CallCallback, Execution, LLMHandler, OutputCallback, ProgressWatcher, Watchers
+from .execution import (
+    CallCallback,
+    Execution,
+    LLMHandler,
+    NodeWatcher,
+    OutputCallback,
+    ProgressWatcher,
+    Watchers,
+)
 from .owned import OwnedTool, plan_calls
 from .pool import LocalWorkers, Pool, WorkerHandle, WorkerPool, cpu_limit
 from .references import Program, await_servers_named, note_connecting, note_sign_in, waiting_for
@@ -260,6 +268,7 @@ class Executor:
         on_call: CallCallback | None = None,
         on_progress: ProgressWatcher | None = None,
         resources: ExecutorResources | None = None,
+        on_node: NodeWatcher | None = None,
     ) -> ExecutionResult:
         """Run ``code`` and return its ExecutionResult; awaitable from any event loop.
 
@@ -289,6 +298,8 @@ class Executor:
                 progress on one of this execution's calls, on the hub's thread (keep it short).
             resources: on a Ray cluster, what this run reserves (CPUs, memory, custom resources); by
                 default the executor's ``executor.resources``. Ignored by the local backend.
+            on_node: on a Ray cluster, called with the run's attempts so far (``[{"node", "outcome"}]``,
+                the last one ``running``) when an attempt begins on a node, on the hub's thread.
         """
         plan = plan_calls(
             tools,
@@ -305,7 +316,7 @@ class Executor:
             inputs=inputs or {},
             encoded_inputs=encode_inputs(inputs or {}),
             plan=plan,
-            watchers=Watchers(on_output, on_call, on_progress),
+            watchers=Watchers(on_output, on_call, on_progress, on_node),
             session=session,
             resources=resources,
         )
@@ -361,6 +372,8 @@ class Executor:
                 return await self._no_worker(run, exc, nodes)
             if worker.node is not None:
                 run = run.begun()
+                if run.watchers.on_node is not None:
+                    run.watchers.on_node([*nodes, NodeAttempt(node=worker.node, outcome="running")])
             try:
                 result = await self._execute(run, worker)
             finally:
@@ -429,6 +442,8 @@ class Executor:
         except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
             return await self._no_worker(run, exc, [])
         async with session.lock:
+            if session.worker.node is not None and run.watchers.on_node is not None:
+                run.watchers.on_node([NodeAttempt(node=session.worker.node, outcome="running")])
             result = await self._execute(run, session.worker, session)
             session.names.add(run.program, run.encoded_inputs)  # its globals now, for the next run's wait
         worker = session.worker

@@ -19,6 +19,7 @@ from ..config import relaxations_report, resolve_code_mode
 from ..config.executor_choice import describe_executor
 from ..core.errors import CodeModeCellError
 from ..core.limits import TimeoutValueError, check_timeout
+from ..core.records import NodeAttempt
 from ..executor import ExecutionResult, Executor
 from ..executor.owned import OwnedTool
 from ..hub.validation import ArgumentValidator
@@ -234,7 +235,7 @@ def show_record(live: LiveView | None, data: dict[str, Any], metadata: dict[str,
         display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
 
 
-_Event: TypeAlias = CallRecord | tuple[str, str]
+_Event: TypeAlias = CallRecord | tuple[str, str] | list[NodeAttempt]
 """What a running program reports to the main thread: a call started or ended, or printed text."""
 
 
@@ -264,12 +265,16 @@ def _run_streaming(
             tools=tools,
             on_output=lambda stream, text: report((stream, text)),
             on_call=report if live is not None else None,
+            on_node=report if live is not None else None,
         )
 
     def handle(event: _Event) -> None:
         if isinstance(event, CallRecord):
             assert live is not None
             live.call(event)
+        elif isinstance(event, list):
+            assert live is not None
+            live.nodes(event)
         else:
             stream, text = event
             out = sys.stdout if stream == "stdout" else sys.stderr

@@ -19,8 +19,9 @@ from typing import Any, Protocol
 from IPython.display import display, update_display
 
 from ..calllog import CallRecord, call_order
-from .display import stopped_bundle
-from .render import call_html, code_html, status_badge
+from ..core.records import NodeAttempt
+from .display import nodes_text, stopped_bundle
+from .render import call_html, code_html, esc, status_badge
 
 __all__ = ["LiveTrace", "LiveView", "open_live_view"]
 
@@ -41,6 +42,9 @@ class LiveView(Protocol):
 
     def call(self, record: CallRecord) -> None:
         """A call started, reported progress, or ended."""
+
+    def nodes(self, attempts: list[NodeAttempt]) -> None:
+        """On a Ray cluster: the program began on a node (again, elsewhere, when one was lost)."""
 
     def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         """The program ended: the view becomes its finished record (``data``, ``metadata``), in place."""
@@ -82,6 +86,7 @@ class LiveTrace:
         self._refreshed = 0.0
         self._display_id: str | None = None
         self._closed = False
+        self._where: str | None = None
         self._header_value()
 
     def show(self) -> None:
@@ -105,7 +110,13 @@ class LiveTrace:
             f"<b>codemode</b> {status_badge('running')} {elapsed:.1f} s{limit} · "
             f"{len(self._rows)} tool call{'s' * (len(self._rows) != 1)}"
             + (f": {done} done, {running} running" if running else "")
+            + (f" · {esc(self._where)}" if self._where else "")
         )
+
+    def nodes(self, attempts: list[NodeAttempt]) -> None:
+        """The node it runs on, in the header (``on node abcd1234 (running)``, or where it moved from)."""
+        self._where = nodes_text(attempts)
+        self._header_value()
 
     def call(self, record: CallRecord) -> None:
         """Add the call's row when it starts, fill it in when it ends (both at once); progress coalesced."""

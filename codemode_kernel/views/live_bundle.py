@@ -15,6 +15,7 @@ from typing import Any
 from IPython.display import display, update_display
 
 from ..calllog import CallRecord, call_order
+from ..core.records import NodeAttempt
 from .display import TRACE_MIME, split_volatile, stopped_bundle
 
 __all__ = ["LiveTraceBundle"]
@@ -34,6 +35,7 @@ class LiveTraceBundle:
         self._display_id: str | None = None
         self._sent = 0.0
         self._dirty = False
+        self._nodes: list[NodeAttempt] = []
 
     def bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The (data, metadata) of the record so far; ``text/plain`` empty, as the widget view's."""
@@ -51,7 +53,10 @@ class LiveTraceBundle:
             "timeout_s": self._timeout,
         }
         elapsed_ms = (time.monotonic() - self._started) * 1000
-        metadata = {TRACE_MIME: {"duration_ms": round(elapsed_ms, 1), "tool_calls": times}}
+        volatile: dict[str, Any] = {"duration_ms": round(elapsed_ms, 1), "tool_calls": times}
+        if self._nodes:
+            volatile["nodes"] = self._nodes
+        metadata = {TRACE_MIME: volatile}
         return {TRACE_MIME: trace, "text/plain": ""}, metadata
 
     def show(self) -> None:
@@ -73,6 +78,12 @@ class LiveTraceBundle:
         self._calls[record.id] = record
         self._dirty = True
         self._send(_MIN_INTERVAL)
+
+    def nodes(self, attempts: list[NodeAttempt]) -> None:
+        """The node it runs on (and those it moved from), in the running record's metadata: shown at once."""
+        self._nodes = list(attempts)
+        self._dirty = True
+        self._send(0.0)
 
     def tick(self) -> None:
         """Nothing happened for a moment: send what is pending, or the clock once a second."""

@@ -111,9 +111,15 @@ print("after the second call")
     printed: list[str] = []
     done: dict[str, Any] = {}
 
+    placed: list[list[dict[str, str]]] = []
+
     def run() -> None:
         done["result"] = executor.run(
-            program, timeout=60, resources=ON_SPARE, on_output=lambda stream, text: printed.append(text)
+            program,
+            timeout=60,
+            resources=ON_SPARE,
+            on_output=lambda stream, text: printed.append(text),
+            on_node=lambda attempts: placed.append([dict(a) for a in attempts]),
         )
 
     thread = threading.Thread(target=run)
@@ -139,6 +145,11 @@ print("after the second call")
     assert first["tool"] == "count" and "replayed from the record; no server was called" in first["warnings"]
     assert result.stdout == "first call answered\nafter the second call\n"
     assert "".join(printed) == result.stdout, "the live view is not shown the replayed output twice"
+    lost, finished = result.nodes
+    assert placed == [
+        [{"node": lost["node"], "outcome": "running"}],
+        [dict(lost), {"node": finished["node"], "outcome": "running"}],
+    ], "a live view is told where the run is, and where it moved"
 
 
 def test_a_runaway_program_on_a_node_is_stopped_at_its_deadline(executor: Executor) -> None:

@@ -180,3 +180,20 @@ def test_a_run_on_one_node_names_it_and_a_local_run_names_none() -> None:
     assert local_data["text/plain"] == "codemode: ok, 0 tool calls"
     assert "nodes" not in local_metadata[TRACE_MIME]
     assert "node" not in local_data["text/html"]
+
+
+def test_a_running_trace_says_which_node_it_runs_on_and_where_it_moved_from() -> None:
+    from codemode_kernel.views.display import nodes_text
+    from codemode_kernel.views.live_bundle import LiveTraceBundle
+
+    live = LiveTraceBundle("1", timeout=10)
+    assert "nodes" not in live.bundle()[1][TRACE_MIME]  # a local run names none
+    attempts = [
+        NodeAttempt(node="a" * 56, outcome="lost: ActorDiedError: its node died"),
+        NodeAttempt(node="b" * 56, outcome="running"),
+    ]
+    live.nodes(attempts)
+    data, metadata = live.bundle()
+    assert data[TRACE_MIME]["status"] == "running"
+    assert metadata[TRACE_MIME]["nodes"] == attempts
+    assert nodes_text(attempts) == "moved: aaaaaaaa (lost) → bbbbbbbb (running)"
