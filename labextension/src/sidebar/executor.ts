@@ -104,7 +104,8 @@ export class ExecutorView extends Widget {
           text: clipCounted(node.node.slice(0, SHORT_NODE), 40),
           title: `Ray node ${node.node}`
         }),
-        el('span', { cls: 'node-address', text: clipCounted(node.address, 200) })
+        // Cut with an ellipsis when the panel is narrow: the whole address is in its title.
+        el('span', { cls: 'node-address', text: clipCounted(node.address, 200), title: node.address })
       ]),
       el('div', { cls: 'node-meta', text: nodeFacts(node) })
     ]);
