@@ -31,6 +31,7 @@ def test_codemode_run_on_the_cluster_and_doctor_shows_it(ray_cluster: RayCluster
         stdin=program,
     )
     assert done.returncode == 0, done.stderr
+    assert "SIGTERM" not in done.stderr, "Ray's note about its signal handler reaches the user's terminal"
     record = json.loads(done.stdout)
     assert record["status"] == "ok" and record["stdout"] == "from a node\n"
     assert record["value"] == {"kind": "text", "text": "Oslo"}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 import threading
@@ -594,6 +595,8 @@ def _init(ray: Any, address: str) -> None:
     # Ray ends a driver whose GCS has not answered for a minute (gcs_rpc_server_reconnect_timeout_s): here
     # the driver is the kernel or serve. A cluster that goes away ends its runs instead (``gone``).
     os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", str(_GCS_PATIENCE))
+    quiet = _WithoutSigtermNote()
+    logging.getLogger("ray._private.worker").addFilter(quiet)
     try:
         ray.init(
             address=address,
@@ -606,6 +609,19 @@ def _init(ray: Any, address: str) -> None:
             f"could not connect to the Ray cluster at {address}: {exc}; start one with `ray start "
             "--head`, or set executor.address to its head's HOST:PORT"
         ) from exc
+    finally:
+        logging.getLogger("ray._private.worker").removeFilter(quiet)
+
+
+class _WithoutSigtermNote(logging.Filter):
+    """Leaves out Ray's warning that a connection made off the main thread set no SIGTERM handler.
+
+    Here that is the point (the kernel's or serve's own handler stays), and the warning would reach the
+    user's terminal on every connection.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
 
 
 def _gcs_address(ray: Any) -> tuple[str, int] | None:
