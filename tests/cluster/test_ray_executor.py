@@ -162,10 +162,13 @@ def test_a_runaway_program_on_a_node_is_stopped_at_its_deadline(executor: Execut
     assert follow_up.status == "ok" and follow_up.value == {"kind": "json", "data": 42}
 
 
-def test_ray_secrets_and_sockets_are_hidden_on_a_node(executor: Executor) -> None:
+def test_ray_secrets_and_sockets_are_hidden_on_a_node(executor: Executor, workspace: Path) -> None:
+    state = workspace / ".codemode"
+    assert state.is_dir()  # the kernel's artifact store and logs, on the file system the nodes share here
     reads = {
         "token": "import os\nopen(os.path.expanduser('~/.ray/auth_token')).read()",
         "sockets": "import os\nos.listdir('/tmp/ray')",
+        "the kernel's state": f"import os\nos.listdir({str(state)!r})",
     }
     for name, code in reads.items():
         result = executor.run(code, timeout=30)

@@ -107,6 +107,7 @@ class NodeWorkers:
         names = (*ALWAYS_HIDDEN_IN_WORKSPACE, *policy.get("hidden_in_workspace", ()))
         in_kernel_workspace = [str(kernel_workspace / name) for name in names]
         policy["workspace"] = str(self.workspace)
+        policy["hidden_in_workspace"] = []  # a scratch directory: nothing of the project's is in it
         policy["writable"] = []
         hidden = [*policy.get("hidden", []), *in_kernel_workspace, *(str(p) for p in self.hidden)]
         policy["hidden"] = list(dict.fromkeys(hidden))

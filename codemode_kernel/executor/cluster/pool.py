@@ -264,8 +264,11 @@ class ClusterPool:
             row.update(said.get(node, {}))
             row["resources"] = dict(entry.get("Resources") or {})
             nodes.append(row)
+        address = self.settings.address or "auto"
+        if self.gcs is not None and address == "auto":
+            address = f"{self.gcs[0]}:{self.gcs[1]} (auto)"
         return {
-            "address": self.settings.address or "auto",
+            "address": address,
             "nodes": nodes,
             "queued": self.queued,
             "running": self.running,
