@@ -370,11 +370,10 @@ class Executor:
                 continue
             except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
                 return await self._no_worker(run, exc, nodes)
-            if worker.node is not None:
-                run = run.begun()
-                if run.watchers.on_node is not None:
-                    run.watchers.on_node([*nodes, NodeAttempt(node=worker.node, outcome="running")])
             try:
+                if worker.node is not None:
+                    run = run.begun()
+                    _tell_node(run, [*nodes, NodeAttempt(node=worker.node, outcome="running")])
                 result = await self._execute(run, worker)
             finally:
                 # Later and off the loop: the caller need not wait for a temp dir to be removed (a thread
@@ -442,8 +441,8 @@ class Executor:
         except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
             return await self._no_worker(run, exc, [])
         async with session.lock:
-            if session.worker.node is not None and run.watchers.on_node is not None:
-                run.watchers.on_node([NodeAttempt(node=session.worker.node, outcome="running")])
+            if session.worker.node is not None:
+                _tell_node(run, [NodeAttempt(node=session.worker.node, outcome="running")])
             result = await self._execute(run, session.worker, session)
             session.names.add(run.program, run.encoded_inputs)  # its globals now, for the next run's wait
         worker = session.worker
@@ -699,6 +698,16 @@ def _internal(
         timeout_s=run.limit,
         nodes=nodes,
     )
+
+
+def _tell_node(run: Run, attempts: list[NodeAttempt]) -> None:
+    """Tell the caller's live view where the run is now; a view that fails is logged, not the run's end."""
+    if run.watchers.on_node is None:
+        return
+    try:
+        run.watchers.on_node(attempts)
+    except Exception:
+        log.exception("execution %s: the on_node watcher failed", run.execution_id)
 
 
 def _queue_note(pool: object) -> str:

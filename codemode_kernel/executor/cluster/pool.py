@@ -127,6 +127,7 @@ class ClusterPool:
         self._warm_requested = False
         self.gcs: tuple[str, int] | None = None
         self._reservations = Reservations(self._place, self._remove_placement)
+        self._listing: asyncio.Future[Any] | None = None
         self._stalled = "connecting"
         """Where the latest take() was (its error says it, when that run's time ran out there)."""
         self._suspect = False
@@ -180,6 +181,9 @@ class ClusterPool:
         finally:
             self.queued -= 1
         node = reservation.node
+        if self.closing:  # closed while the run waited for Ray: no actor is started for it
+            self._reservations.release(reservation, reuse=False)
+            raise ClusterError("the executor was closed while the run waited for a node")
         self._stalled = "starting"
         try:
             actor = await self._actor(node)
@@ -237,7 +241,10 @@ class ClusterPool:
         try:
             async with asyncio.timeout(_STATUS_WAIT * 2):
                 ray = await self._connected()
-                entries = await self._blocking(ray.nodes)
+                if self._listing is None or self._listing.done():
+                    # One question at a time: a cluster that does not answer holds one thread, not one a call.
+                    self._listing = asyncio.ensure_future(self._blocking(ray.nodes))
+                entries = await asyncio.shield(self._listing)
         except TimeoutError:
             where = self.settings.address or "auto"
             raise ClusterError(
@@ -437,10 +444,15 @@ class ClusterPool:
         try:
             await group.ready()
             table = await self._blocking(lambda: placement_group_table(group))
+            node = str((table.get("bundles_to_node_id") or {}).get(0) or "")
+            if not node:  # removed, or being moved, as it was read
+                raise ClusterError(
+                    "Ray placed the run's resources but could not say on which node; try again"
+                )
         except BaseException:
             self._remove_placement(group)
             raise
-        return Reservation(group, table["bundles_to_node_id"][0], tuple(sorted(bundle.items())))
+        return Reservation(group, node, tuple(sorted(bundle.items())))
 
     def _remove_made(self, made: asyncio.Future[Any]) -> None:
         """Give back a placement group made for a run that was cancelled while Ray made it."""
@@ -450,6 +462,7 @@ class ClusterPool:
     def _lost(self, node: str) -> None:
         """A node's actor is gone: start another there if the node comes back; check the cluster first."""
         self._actors.pop(node, None)
+        self._reservations.forget_node(node)
         self._suspect = True
 
     def _release(self, reservation: Reservation, lost: bool) -> None:

@@ -24,7 +24,8 @@ own mount namespace (mounts made private first, so nothing propagates back to th
   ``/proc`` is covered instead. ``/proc/sys`` is made read-only;
 - ``/dev/shm`` becomes a private tmpfs capped at the memory limit, so it neither reaches other processes
   nor grows past what RLIMIT_AS would allow;
-- the run's own temp dir (its ``HOME`` and ``TMPDIR``) becomes a private tmpfs of the same size: another
+- the run's own temp dir (its ``HOME`` and ``TMPDIR``) becomes a private tmpfs of the same size (1 GiB
+  without a memory limit; 65,536 files in each): another
   run finds the directory on disk (all runs' temp dirs share the system's temp directory) but none of the
   files this one writes there, which live in this mount namespace only.
 
@@ -54,6 +55,8 @@ _ST_TO_MS = (
     (os.ST_NODIRATIME, _MS_NODIRATIME),
     (os.ST_RELATIME, _MS_RELATIME),
 )
+_TMPFS_DEFAULT_MB = 1024  # a private tmpfs's size when the settings set no memory limit
+_TMPFS_FILES = 65536  # files in a private tmpfs: each costs kernel memory, whatever its size
 _STAGING = "/proc"  # covered by the new /proc afterwards, so the staging tmpfs never shows
 _SAFE = MS_NOSUID | MS_NODEV | MS_NOEXEC
 
@@ -253,10 +256,11 @@ def hide_paths(
         _bind(empty_dir, "/proc", read_only=True)  # empty, not hidden: Python only finds nothing there
 
     shm = Path("/dev/shm")
+    # Memory in a tmpfs is not address space: each is capped (and its files counted), so that a run holds
+    # no more than its limit in each, whatever the settings say.
+    size = f"size={shm_mb or _TMPFS_DEFAULT_MB}m,nr_inodes={_TMPFS_FILES}"
     if shm.is_dir():
-        size = f",size={shm_mb}m" if shm_mb else ""
-        mount("tmpfs", str(shm), "tmpfs", _SAFE, f"mode=1777{size}")
+        mount("tmpfs", str(shm), "tmpfs", _SAFE, f"mode=1777,{size}")
     if private_tmp is not None and private_tmp.is_dir():
-        size = f",size={shm_mb}m" if shm_mb else ""
-        mount("tmpfs", str(private_tmp), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
+        mount("tmpfs", str(private_tmp), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,{size}")
     return HiddenPathsReport(hiding, shm if shm.is_dir() else None, cover_device)
