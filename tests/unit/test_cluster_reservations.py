@@ -1,4 +1,4 @@
-"""Reservations change hands only where Ray's placement would not be unfair (executor/cluster/reservations.py).
+"""Reservations change hands only where it is fair to other runs (executor/cluster/reservations.py).
 
 ``place`` and ``remove`` here stand for Ray's placement group calls: a reservation is an object the test
 makes, so what is given back to Ray, and when, can be read exactly.
