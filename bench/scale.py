@@ -456,7 +456,7 @@ def main() -> int:
         "start_samples": "trivial programs per backend for the start figure",
         "call_rounds": "programs per backend making the sequential calls",
         "programs": "tool-bound programs per batch",
-        "cpu_programs": "CPU-bound programs per batch (Ray places about one a second per node)",
+        "cpu_programs": "CPU-bound programs per batch (each reserves a whole CPU)",
     }
     add_counts(parser, counts, FULL, QUICK)
     parser.add_argument("--calls", type=int, default=50, help="sequential calls in one program (50)")
