@@ -100,24 +100,28 @@ async def stopped_runs(ex):
 
     async def supervisor_killed():
         code = STUBBORN + NAMED + WAIT
-        statuses.append((await ex.arun(code, on_output=kill_supervisors)).status)
+        result = await ex.arun(code, on_output=kill_supervisors)
+        statuses.append(result.status)
+        if result.status != "crashed":
+            errors.append(f"{result.status}: {result.error}")
 
+    errors = []
     for kind, rounds, batch in ((deadline, 3, 20), (give_up, 4, 20), (supervisor_killed, 60, 1)):
         for _ in range(rounds):
             await asyncio.gather(*(kind() for _ in range(batch)))
-    return statuses
+    return statuses, errors
 
 
 with Toolbox(load_config(sys.argv[1])) as tb:
     ex = Executor(tb, grace=0.2)
-    statuses = asyncio.run(stopped_runs(ex))
+    statuses, errors = asyncio.run(stopped_runs(ex))
     deadline = time.monotonic() + 5
     while (before_close := leftovers()) != {"zombies": [], "orphans": []} and time.monotonic() < deadline:
         time.sleep(0.05)
     ex.close()
     after_close = {**leftovers(), "processes": processes()}
 os.write(write_end, json.dumps(
-    {"statuses": statuses, "before_close": before_close, "after_close": after_close}
+    {"statuses": statuses, "errors": errors, "before_close": before_close, "after_close": after_close}
 ).encode())
 os._exit(0)
 '''
@@ -153,7 +157,7 @@ def test_no_zombie_and_no_orphan_after_200_stopped_runs_under_a_pid_1_that_never
     statuses = report["statuses"]
     assert len(statuses) == 200
     assert statuses.count("timeout") == 60 and statuses.count("cancelled") == 80
-    assert statuses.count("crashed") == 60, collections.Counter(statuses)
+    assert statuses.count("crashed") == 60, (collections.Counter(statuses), report["errors"])
     assert report["before_close"] == {"zombies": [], "orphans": []}
     after = report["after_close"]
     assert after["zombies"] == [] and after["orphans"] == [], after
