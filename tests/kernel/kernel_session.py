@@ -187,20 +187,37 @@ def wait_for_idle(client: BlockingKernelClient, msg_id: str, timeout: float = 30
             return
 
 
+_PORT_ATTEMPTS = 3
+
+
 def start_kernel(
     jupyter_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch, *, connection_file: Path | None = None
 ) -> Kernel:
     """A kernel in ``cwd``; ``connection_file`` names its connection file (jupyter_server's
     ``kernel-<id>.json``), else jupyter_client makes a temporary one."""
     monkeypatch.setenv("JUPYTER_PATH", str(jupyter_path))
-    manager = KernelManager(kernel_name="codemode")
-    if connection_file is not None:
-        manager.connection_file = str(connection_file)
-    manager.start_kernel(cwd=str(cwd))
-    client = manager.client()
-    client.start_channels()
-    client.wait_for_ready(timeout=60)
-    return Kernel(manager, client)
+    for attempt in range(_PORT_ATTEMPTS):
+        manager = KernelManager(kernel_name="codemode")
+        if connection_file is not None:
+            manager.connection_file = str(connection_file)
+        manager.start_kernel(cwd=str(cwd))
+        client = manager.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=60)
+        except RuntimeError:
+            # jupyter_client picks free ports, writes them down, and the kernel binds them a moment later:
+            # another process of a busy test run (a Ray node starts dozens) may take one in between, and the
+            # kernel dies with "Address already in use". A kernel that dies for its own reasons dies again.
+            client.stop_channels()
+            alive = manager.is_alive()
+            manager.shutdown_kernel(now=True)
+            manager.cleanup_connection_file()
+            if alive or attempt == _PORT_ATTEMPTS - 1:
+                raise
+            continue
+        return Kernel(manager, client)
+    raise AssertionError("unreachable")
 
 
 @contextmanager
