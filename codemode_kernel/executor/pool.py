@@ -172,6 +172,18 @@ class Pool(Protocol):
         """End every worker and whatever keeps them prepared."""
         ...
 
+    async def status(self) -> dict[str, Any] | None:
+        """A cluster's nodes, workers and queue; None on this machine."""
+        ...
+
+    async def gone(self) -> str | None:
+        """Why the workers' cluster is gone; None while it answers (always, on this machine)."""
+        ...
+
+    def stall(self) -> str:
+        """What the last run that found no worker in time was waiting on, for its error."""
+        ...
+
 
 @dataclass(frozen=True)
 class ZygotePlan:
@@ -315,6 +327,18 @@ class WorkerPool:
     def is_current(self, worker: WorkerHandle) -> bool:
         """Whether ``worker`` was made for the tools the hub has now (inferred shapes come with each run)."""
         return worker.version == self.source.version
+
+    async def status(self) -> None:
+        """No cluster here."""
+        return None
+
+    async def gone(self) -> None:
+        """This machine does not go away under its runs."""
+        return None
+
+    def stall(self) -> str:
+        """A run waits here only for the zygote to hand a worker over."""
+        return "the worker process did not hand one over"
 
     async def shut_down(self) -> None:
         """Stop preparing, discard the spare worker, stop the zygote."""

@@ -239,10 +239,6 @@ class Executor:
 
         None for the local backend. Connects to the cluster if it has not yet.
         """
-        from .cluster.pool import ClusterPool
-
-        if not isinstance(self._pool, ClusterPool):
-            return None
         return self._loop_thread.run(self._pool.status())
 
     async def _shut_down(self) -> None:
@@ -396,7 +392,7 @@ class Executor:
                     "running; the run was not replayed elsewhere, so that no call is made twice",
                 )
                 return result
-            if gone := await self._cluster_gone():
+            if gone := await self._pool.gone():
                 result.error = ErrorRecord(type="ClusterGone", message=f"{gone}; the run was stopped")
                 return result
             log.warning(
@@ -419,19 +415,14 @@ class Executor:
 
     async def _no_worker(self, run: Run, exc: BaseException, nodes: list[NodeAttempt]) -> ExecutionResult:
         """The result of a run no worker was found for: the cluster gone, a full queue, a failed start."""
-        if gone := await self._cluster_gone():
+        if gone := await self._pool.gone():
             return _internal(run, gone, status="crashed", error_type="ClusterGone", nodes=nodes or None)
         if isinstance(exc, TimeoutError):
-            message = f"no worker was free within the run's {run.limit:g} s ({_queue_note(self._pool)})"
+            message = f"no worker was free within the run's {run.limit:g} s ({self._pool.stall()})"
             return _internal(run, message, status="timeout", nodes=nodes or None)
         if isinstance(exc, ClusterError) and not isinstance(exc, NodeLostError):
             return _internal(run, str(exc), nodes=nodes or None)
         return _internal(run, f"could not start a worker: {exc}", nodes=nodes or None)
-
-    async def _cluster_gone(self) -> str | None:
-        """Why the Ray cluster is gone, or None (always None on this machine)."""
-        gone = getattr(self._pool, "gone", None)
-        return await gone() if gone is not None else None
 
     async def _run_in_session(self, run: Run, name: str) -> ExecutionResult:
         try:
@@ -708,12 +699,6 @@ def _tell_node(run: Run, attempts: list[NodeAttempt]) -> None:
         run.watchers.on_node(attempts)
     except Exception:
         log.exception("execution %s: the on_node watcher failed", run.execution_id)
-
-
-def _queue_note(pool: object) -> str:
-    """What a run waited on when no worker came: a Ray cluster's queue, or this machine's zygote."""
-    stall = getattr(pool, "stall", None)
-    return str(stall()) if stall is not None else "the worker process did not hand one over"
 
 
 def _close_and_kill(writer: asyncio.StreamWriter, worker: WorkerHandle) -> None:

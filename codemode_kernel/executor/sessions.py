@@ -76,7 +76,6 @@ class Sessions:
                 reader, writer = await worker.connect()
             except BaseException:  # its node went away, or the run was interrupted: it serves no session
                 worker.discard()
-                worker.release()
                 raise
             current = self._open[name] = Session(name, worker, reader, writer)
         if current.idle is not None:
@@ -101,7 +100,6 @@ class Sessions:
         session.alive = False
         session.writer.close()
         session.worker.discard()
-        session.worker.release()
         return True
 
     async def end_all(self) -> None:
