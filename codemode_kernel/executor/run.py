@@ -65,10 +65,7 @@ class Run:
     @property
     def seconds(self) -> float:
         """The program's own time: the limit less the wait, but a moment however long it waited."""
-        spent = (self.waited or 0.0) + self.queued
-        if self.waited is None and not self.queued:
-            return self.limit
-        return max(self.limit - spent, reserve(self.limit))
+        return max(self.limit - (self.waited or 0.0) - self.queued, reserve(self.limit))
 
     def after_wait(self, connecting: Sequence[str]) -> Run:
         """This run once its wait for servers ended now, ``connecting`` still connecting."""
