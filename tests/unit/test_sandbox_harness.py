@@ -37,6 +37,7 @@ from codemode_kernel.worker.sandbox import (
     enter_sandbox,
     probe,
 )
+from codemode_kernel.worker.sandbox._rlimits import processes_of_user
 
 ROOT = Path(__file__).resolve().parents[2]
 NOBODY = 65534
@@ -80,6 +81,16 @@ def address_space_mb() -> int:
         if line.startswith("VmSize:"):
             return int(line.split()[1]) // 1024
     return 0
+
+
+def unused_uid() -> int:
+    """A uid no account names and no process runs as: RLIMIT_NPROC then counts only one test's tasks."""
+    accounts = [line.split(":") for line in Path("/etc/passwd").read_text().splitlines()]
+    named = {int(fields[2]) for fields in accounts if len(fields) >= 7 and fields[2].isdigit()}
+    for uid in range(61_000, 62_000):
+        if uid not in named and processes_of_user(uid) == 0:
+            return uid
+    raise RuntimeError("no unused uid between 61000 and 62000")
 
 
 def _uid_for(identity: str) -> int:
@@ -203,15 +214,17 @@ def sandboxed(policy: SandboxPolicy) -> Setup:
     return lambda keep_fds: enter_sandbox(policy, probe(), keep_fds=keep_fds)
 
 
-def _child(write_end: int, ack_read: int, identity: str, setup: Setup | None, body: Body) -> None:
+def _child(
+    write_end: int, ack_read: int, identity: str, setup: Setup | None, body: Body, unprivileged_uid: int
+) -> None:
     reporter = Reporter(write_end, ack_read)
     code = 0
     try:
         os.setsid()
         if identity == "nobody":
             os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
+            os.setgid(unprivileged_uid)
+            os.setuid(unprivileged_uid)
         if setup is not None:
             done = setup((write_end, ack_read))
             if isinstance(done, Protections):
@@ -232,11 +245,13 @@ def run(
     setup: Setup | None = None,
     timeout: float = 5.0,
     on_ready: Callable[[int, dict[str, Any]], None] | None = None,
+    unprivileged_uid: int = NOBODY,
 ) -> Outcome:
     """Fork, switch identity, apply ``setup`` and run ``body`` in the child; collect what it reports.
 
     ``on_ready(pid, details)`` runs in the parent when the body calls ``reporter.ready(...)``. After
-    ``timeout`` seconds the child's process group is killed and the outcome says ``timed_out``.
+    ``timeout`` seconds the child's process group is killed and the outcome says ``timed_out``. The
+    "nobody" identity runs as ``unprivileged_uid`` (65534 unless a test needs a uid of its own).
     """
     read_end, write_end = os.pipe()
     ack_read, ack_write = os.pipe()
@@ -245,7 +260,7 @@ def run(
     if pid == 0:
         os.close(read_end)
         os.close(ack_write)
-        _child(write_end, ack_read, identity, setup, body)
+        _child(write_end, ack_read, identity, setup, body, unprivileged_uid)
     os.close(write_end)
     os.close(ack_read)
     outcome = Outcome(status=None, pid=pid)
