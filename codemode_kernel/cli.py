@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .config import find_config, load_config, project_config
+from .config import find_config, load_config, project_config, resolve_code_mode
 from .config.executor_choice import ExecutorChoice, RayNotInstalledError, parse_choice
 from .config.jsontext import load_json_bytes
 from .core.errors import CodeModeError, ConfigError, ServerToolCollisionError
-from .core.limits import DEFAULT_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
+from .core.limits import DEFAULT_TIMEOUT, LONGEST_TIMEOUT, TIMEOUT_RANGE, TimeoutValueError, check_timeout
 from .core.toolspec import ToolSpec
 from .hub.validation import ArgumentValidator
 from .shapes import ShapeStore
@@ -146,7 +146,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("file", help='the program ("-" reads standard input)')
     run.add_argument(
-        "--timeout", type=float, metavar="S", help=f"seconds, {TIMEOUT_RANGE} (default {DEFAULT_TIMEOUT:g})"
+        "--timeout",
+        type=float,
+        metavar="S",
+        help=f"seconds, {TIMEOUT_RANGE} (default {DEFAULT_TIMEOUT:g}); the config's codeMode.timeout sets "
+        f"the default and codeMode.maxTimeout the maximum (up to {LONGEST_TIMEOUT:g})",
     )
     run.add_argument("--json", action="store_true", help="print the whole result record as JSON instead")
     run.add_argument(
@@ -393,13 +397,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        timeout = None if args.timeout is None else check_timeout(args.timeout, field="--timeout")
-    except TimeoutValueError as exc:
-        print(f"codemode: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
         config = load_config(args.config)
     except ConfigError as exc:  # exit code 1 means "the program raised": a config problem is usage
+        print(f"codemode: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    maximum = resolve_code_mode(config).max_timeout  # the defaults' codeMode: what the executor runs with
+    try:
+        timeout = (
+            None if args.timeout is None else check_timeout(args.timeout, field="--timeout", maximum=maximum)
+        )
+    except TimeoutValueError as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
     executor_settings = chosen_executor(config, args.executor)

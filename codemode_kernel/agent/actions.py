@@ -107,7 +107,11 @@ class ActionRunner:
             return AgentAction(call, "code", text, is_error=True)
         asked = call.arguments.get("timeout")
         try:
-            timeout = self.toolset.timeout if asked is None else check_timeout(asked)
+            timeout = (
+                self.toolset.timeout
+                if asked is None
+                else check_timeout(asked, maximum=self.toolset.max_timeout)
+            )
         except TimeoutValueError as exc:
             return AgentAction(call, "code", f"{exc}. Then call execute_python again.\n", is_error=True)
         self.emit(CodeRequested(step, call.id, code, timeout))

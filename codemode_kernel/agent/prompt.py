@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.limits import TIMEOUT_RANGE
+from ..core.limits import MAX_TIMEOUT, TIMEOUT_RANGE, timeout_range
 from ..core.results import DICT_METHODS
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "max_steps_message",
     "selection_request",
     "timeout_message",
+    "timeout_parameter",
 ]
 
 NOT_RUN_AFTER_COMPLETE = "[not run: an earlier program gave the final answer with complete()]"
@@ -90,7 +91,7 @@ _LLM_RULE = (
 
 _ERROR_RULE = (
     "Errors come back with the line number in your program; fix the program and call again. The program is "
-    f'stopped after {{timeout:g}} seconds unless you pass a longer "timeout" ({TIMEOUT_RANGE}).'
+    'stopped after {timeout:g} seconds unless you pass a longer "timeout" ({range}).'
 )
 
 _MODULES_RULE = "Besides the standard library, these modules can be imported: {names}."
@@ -146,6 +147,7 @@ def execute_python_description(
     python: str,
     budget: int,
     timeout: float,
+    max_timeout: float = MAX_TIMEOUT,
     listing: str,
     compact: bool,
     tool_count: int,
@@ -165,7 +167,7 @@ def execute_python_description(
     rules = [rule.format(budget=budget) for rule in _RULES]
     if llm:
         rules.append(_LLM_RULE)
-    rules.append(_ERROR_RULE.format(timeout=timeout))
+    rules.append(_ERROR_RULE.format(timeout=timeout, range=timeout_range(max_timeout)))
     if modules:
         rules.append(_MODULES_RULE.format(names=", ".join(modules)))
     if not network:
@@ -191,7 +193,15 @@ def _python(source: str) -> str:
 
 
 CODE_PARAMETER = "The whole Python program. Its last expression is returned as the value."
-TIMEOUT_PARAMETER = f"Seconds the program may run, {TIMEOUT_RANGE} (default {{timeout:g}})."
+_TIMEOUT_PARAMETER = "Seconds the program may run, {range} (default {timeout})."
+TIMEOUT_PARAMETER = _TIMEOUT_PARAMETER.format(range=TIMEOUT_RANGE, timeout="{timeout:g}")
+"""The ``timeout`` parameter's description with the default bound, to ``.format(timeout=...)``;
+``timeout_parameter`` says a config's own maximum."""
+
+
+def timeout_parameter(timeout: float, max_timeout: float = MAX_TIMEOUT) -> str:
+    """The ``timeout`` parameter's description: the range up to ``max_timeout``, and the default."""
+    return _TIMEOUT_PARAMETER.format(range=timeout_range(max_timeout), timeout=f"{timeout:g}")
 
 
 def max_steps_message(steps: int) -> str:

@@ -50,6 +50,8 @@ class AgentToolset:
     """True when ``execute_python`` lists the tools compactly instead of as stubs."""
     timeout: float = DEFAULT_TIMEOUT
     """Seconds an execution may run unless the model asks for another limit."""
+    max_timeout: float = MAX_TIMEOUT
+    """The longest limit the model may ask for (``codeMode.maxTimeout``)."""
     offers_code: bool = False
     """``execute_python`` is offered: code mode, or classic mode with ``codeMode.offerInClassic``."""
     artifact_tools: bool = False
@@ -110,6 +112,7 @@ def build_toolset(
         python=f"{sys.version_info.major}.{sys.version_info.minor}",
         budget=options.result_budget,
         timeout=settings.timeout,
+        max_timeout=settings.max_timeout,
         listing=listing,
         compact=compact,
         tool_count=len(in_code),
@@ -122,7 +125,7 @@ def build_toolset(
         selected_listing=selected_listing,
         selected_count=len(picked),
     )
-    execute = ToolDefinition(prompt.EXECUTE_PYTHON, description, _execute_python_parameters(settings.timeout))
+    execute = ToolDefinition(prompt.EXECUTE_PYTHON, description, _execute_python_parameters(settings))
     definitions = (execute, *(_classic_definition(name, spec) for name, spec in classic.items()))
     if not settings.enabled:
         definitions += tuple(ToolDefinition(name, *ARTIFACT_TOOLS[name]) for name in ARTIFACT_TOOLS)
@@ -135,6 +138,7 @@ def build_toolset(
         tuple(in_code),
         compact,
         settings.timeout,
+        settings.max_timeout,
         offers_code=True,
         artifact_tools=not settings.enabled,
         selected=tuple(m.function_name for m in picked),
@@ -171,7 +175,7 @@ def compact_listing(models: Sequence[ToolModel]) -> str:
     return "\n".join(lines)
 
 
-def _execute_python_parameters(timeout: float) -> dict[str, Any]:
+def _execute_python_parameters(settings: CodeModeSettings) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
@@ -179,8 +183,8 @@ def _execute_python_parameters(timeout: float) -> dict[str, Any]:
             "timeout": {
                 "type": "integer",
                 "minimum": math.ceil(MIN_TIMEOUT),
-                "maximum": math.floor(MAX_TIMEOUT),
-                "description": prompt.TIMEOUT_PARAMETER.format(timeout=timeout),
+                "maximum": math.floor(settings.max_timeout),
+                "description": prompt.timeout_parameter(settings.timeout, settings.max_timeout),
             },
         },
         "required": ["code"],

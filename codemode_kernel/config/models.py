@@ -33,6 +33,7 @@ from ..core.limits import (
     DEFAULT_GRACE,
     DEFAULT_SESSION_IDLE,
     DEFAULT_TIMEOUT,
+    LONGEST_TIMEOUT,
     MAX_GRACE,
     MAX_TIMEOUT,
     MIN_GRACE,
@@ -331,8 +332,11 @@ class CodeModeSettings(ConfigModel):
     enabled: StrictBool = True
     excluded_tools: list[ToolRef] = []
     """``tool`` (any server) or ``server/tool``; excluded tools stay classic tools for the agent."""
-    timeout: Annotated[float, Field(strict=True, ge=MIN_TIMEOUT, le=MAX_TIMEOUT)] = DEFAULT_TIMEOUT
-    """Seconds one code execution may run."""
+    timeout: Annotated[float, Field(strict=True, ge=MIN_TIMEOUT, le=LONGEST_TIMEOUT)] = DEFAULT_TIMEOUT
+    """Seconds one code execution may run unless it asks for another limit; at most ``max_timeout``."""
+    max_timeout: Annotated[float, Field(strict=True, ge=MIN_TIMEOUT, le=LONGEST_TIMEOUT)] = MAX_TIMEOUT
+    """The longest timeout a program may ask for; the worker's CPU-time limit follows it, so raising it
+    above ``MAX_TIMEOUT`` loosens the sandbox (a relaxation, config/relaxations.py)."""
     grace: Annotated[float, Field(strict=True, ge=MIN_GRACE, le=MAX_GRACE)] = DEFAULT_GRACE
     """Seconds between SIGINT and SIGKILL when an execution reaches its deadline."""
     preload: list[str] = []
@@ -352,6 +356,17 @@ class CodeModeSettings(ConfigModel):
     select_model: Annotated[str, Field(strict=True, min_length=1)] | None = None
     """The ``ref`` of a ``models`` entry the agent asks which tools a request needs, when the tools are too
     many for full stubs (a cheaper model will do); None: the agent's own model (docs/agent.md)."""
+
+    @model_validator(mode="after")
+    def _check_timeout_within_max(self) -> CodeModeSettings:
+        if self.timeout > self.max_timeout:
+            raise _invalid(
+                f"{self.timeout:g} seconds is above maxTimeout ({self.max_timeout:g})",
+                f'lower "timeout" to {self.max_timeout:g} or less, or raise "maxTimeout" to '
+                f"{self.timeout:g} or more (up to {LONGEST_TIMEOUT:g})",
+                field="timeout",
+            )
+        return self
 
     def is_excluded(self, server: str, tool: str) -> bool:
         """Whether ``tool`` of ``server`` stays out of code mode (listed as ``tool`` or ``server/tool``)."""

@@ -8,7 +8,8 @@ project config with any of these is used only once trusted (trust.py), and ``cod
 ``%codemode status`` list every one in force, with the file it comes from.
 
 Only loosening counts: ``approve`` and ``hidden`` can only add questions and hidden paths, and a timeout
-within its bounds is a resource, not a protection.
+within the default bound is a resource, not a protection; a ``maxTimeout`` above that bound is one, since
+every worker's CPU-time limit follows it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ..core.limits import MAX_TIMEOUT
 from .jsonpath import join
 from .models import CodeModeSettings, ExecutorSettings, ModelConfig, Relaxation, SandboxSettings, ServerConfig
 
@@ -123,6 +125,12 @@ def _code_mode(settings: CodeModeSettings) -> Iterable[tuple[tuple[str | int, ..
             yield ("sandbox", key), f"no limit on {unit} (default {safe})"
         elif value > safe:
             yield ("sandbox", key), f"{value} {unit} (default {safe})"
+    if settings.max_timeout > MAX_TIMEOUT:
+        yield (
+            ("maxTimeout",),
+            f"programs may run up to {settings.max_timeout:g} s, and every worker's CPU-time limit follows "
+            f"(default {MAX_TIMEOUT:g})",
+        )
     for index, pattern in enumerate(settings.auto_approve):
         yield ("autoApprove", index), f"{pattern} runs without asking, destructive or not"
     for index, module in enumerate(settings.preload):

@@ -80,7 +80,8 @@ class CodeModeMagics(Magics):
         at its line). A failed program fails the cell.
 
         --timeout S     seconds before the worker is stopped (SIGINT, grace period, SIGKILL); default: the
-                        config's codeMode.timeout, else the kernel's default_timeout, else 30
+                        config's codeMode.timeout, else the kernel's default_timeout, else 30; at most
+                        the config's codeMode.maxTimeout (300 unless raised, up to 3600)
         --session NAME  keep the program's globals for the next cell run with the same session name
         --in VAR ...    pass kernel variables in as data (JSON, bytes, DataFrames, arrays; never pickles)
         --out VAR       put the program's value into the kernel namespace as VAR
@@ -120,9 +121,12 @@ class CodeModeMagics(Magics):
             raise UsageError(f"{exc}\nusage: {_USAGE}") from None
         if unknown:
             raise UsageError(f"unknown option(s) {' '.join(unknown)}\nusage: {_USAGE}")
+        executor = self.tools.executor()
         if args.timeout is not None:
             try:
-                args.timeout = check_timeout(args.timeout, field="--timeout")
+                args.timeout = check_timeout(
+                    args.timeout, field="--timeout", maximum=executor.settings.max_timeout
+                )
             except TimeoutValueError as exc:
                 raise UsageError(f"{exc}\nusage: {_USAGE}") from None
         missing = [name for name in args.inputs if name not in self.namespace]
@@ -139,7 +143,6 @@ class CodeModeMagics(Magics):
                     "run it once without --replay"
                 )
             replay = previous.result.tool_calls
-        executor = self.tools.executor()
         limit = executor.timeout if args.timeout is None else args.timeout  # resolved once: view and run
         live = (
             open_live_view(cell, timeout=limit, trace_mime=self.frontends.renders(TRACE_MIME))

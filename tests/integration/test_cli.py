@@ -137,6 +137,24 @@ def test_run_prints_output_and_value_and_uses_the_exit_codes(project: Path, home
     assert usage.returncode == 2 and "--timeout: 0 seconds is outside 1 to 300" in usage.stderr
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 27: the Executor still checks a run's timeout against 300 s, not settings.max_timeout "
+    "(the lead's part in codemode_kernel/executor/); remove this mark with that change",
+)
+def test_run_takes_a_timeout_above_300_only_once_max_timeout_allows_it(project: Path, home: Path) -> None:
+    refused = codemode("run", "--timeout", "1200", "-", cwd=project, home=home, stdin="1 + 1")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "--timeout: 1200 seconds is outside 1 to 300; " in refused.stderr
+    assert "set defaults.codeMode.maxTimeout to 1200 or more (up to 3600) in codemode.json" in refused.stderr
+    (project / "long.json").write_text(json.dumps({"defaults": {"codeMode": {"maxTimeout": 1800}}}))
+    args = ("run", "--config", "long.json", "--json", "--timeout", "1200", "-")
+    allowed = codemode(*args, cwd=project, home=home, stdin="1 + 1")
+    assert allowed.returncode == 0, allowed.stderr
+    record = json.loads(allowed.stdout)
+    assert (record["status"], record["value"], record["timeout_s"]) == ("ok", 2, 1200)
+
+
 PENDING_PROGRAM = """
 cities = ["Oslo", "Lima"]
 temps = parallel([lambda c=c: get_weather(city=c, unit="celsius") for c in cities])

@@ -228,6 +228,19 @@ def test_an_out_of_range_timeout_is_refused_as_every_front_door_does(
     assert [execution.timeout_s for execution in result.executions] == [300]  # the refused one did not run
 
 
+def test_a_timeout_above_max_timeout_is_refused_naming_the_setting(
+    toolbox: Toolbox, executor: Executor
+) -> None:
+    model = FakeModel([code("1 + 1", timeout=2000), code("1 + 1", timeout=2), answer("2")])
+    settings = CodeModeSettings(max_timeout=1800)
+    result = run(Agent(toolbox, executor, model, settings), "add")
+    assert model.sent[0].tools[0].parameters["properties"]["timeout"]["maximum"] == 1800
+    refused = model.sent[1].messages[-1]
+    assert refused.is_error and refused.content.startswith("timeout: 2000 seconds is outside 1 to 1800; ")
+    assert "set defaults.codeMode.maxTimeout to 2000 or more (up to 3600)" in refused.content
+    assert [execution.timeout_s for execution in result.executions] == [2]
+
+
 def test_an_excluded_tool_is_an_ordinary_tool_called_through_the_hub(
     toolbox: Toolbox, executor: Executor
 ) -> None:

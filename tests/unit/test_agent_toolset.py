@@ -65,6 +65,18 @@ def test_llm_network_and_timeout_follow_the_settings() -> None:
     assert "no network access" in closed
 
 
+def test_the_timeout_a_model_may_ask_for_follows_max_timeout() -> None:
+    default = build_toolset(MODELS, SPECS, CodeModeSettings(), AgentOptions()).execute_python
+    assert default is not None and default.parameters["properties"]["timeout"]["maximum"] == 300
+    settings = CodeModeSettings.model_validate({"timeout": 600, "maxTimeout": 1800})
+    execute = build_toolset(MODELS, SPECS, settings, AgentOptions()).execute_python
+    assert execute is not None
+    timeout = execute.parameters["properties"]["timeout"]
+    assert (timeout["minimum"], timeout["maximum"]) == (1, 1800)
+    assert timeout["description"] == "Seconds the program may run, 1 to 1800 (default 600)."
+    assert 'stopped after 600 seconds unless you pass a longer "timeout" (1 to 1800).' in execute.description
+
+
 def test_excluded_tools_are_ordinary_tools_with_their_schema() -> None:
     settings = CodeModeSettings(excluded_tools=["weather/get_city", "read-file"])
     toolset = build_toolset(MODELS, SPECS, settings, AgentOptions())

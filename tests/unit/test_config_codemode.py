@@ -124,6 +124,40 @@ def test_is_excluded_by_tool_or_server_and_tool() -> None:
     assert not settings.is_excluded("github", "list_issues")
 
 
+# maxTimeout: how long a program may ask to run (issue 27).
+
+
+def load_error(tmp_path: Path, data: Any) -> ConfigError:
+    (tmp_path / "codemode.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config("codemode.json", cwd=tmp_path, env={}, user_config_dir=tmp_path / "user")
+    return info.value
+
+
+def test_max_timeout_above_an_hour_is_refused_naming_the_field(tmp_path: Path) -> None:
+    error = load_error(tmp_path, {"defaults": {"codeMode": {"maxTimeout": 3601}}})
+    assert (error.file, error.path) == ("codemode.json", "defaults.codeMode.maxTimeout")
+    assert "at most 3600" in str(error)
+
+
+def test_a_timeout_above_max_timeout_is_refused_naming_both(tmp_path: Path) -> None:
+    error = load_error(tmp_path, {"models": [{"ref": "m", "codeMode": {"timeout": 900, "maxTimeout": 600}}]})
+    assert error.path == "models[0].codeMode.timeout"
+    assert error.reason == "900 seconds is above maxTimeout (600)"
+    assert error.fix == 'lower "timeout" to 600 or less, or raise "maxTimeout" to 900 or more (up to 3600)'
+    default = load_error(tmp_path, {"defaults": {"codeMode": {"timeout": 301}}})
+    assert default.path == "defaults.codeMode.timeout" and "above maxTimeout (300)" in default.reason
+
+
+def test_a_long_timeout_loads_once_max_timeout_allows_it(tmp_path: Path) -> None:
+    (tmp_path / "codemode.json").write_text(
+        json.dumps({"defaults": {"codeMode": {"timeout": 1200, "maxTimeout": 1800}}}), encoding="utf-8"
+    )
+    config = load_config("codemode.json", cwd=tmp_path, env={}, user_config_dir=tmp_path / "user")
+    settings = resolve_code_mode(config)
+    assert (settings.timeout, settings.max_timeout) == (1200, 1800)
+
+
 # Unknown keys: warnings with the file, the JSON path and the nearest key.
 
 

@@ -47,6 +47,10 @@ def load(cwd: Path, user: Path) -> Config:
         ({"defaults": {"codeMode": {"sandbox": {"maxProcesses": 4096}}}}, "sandbox.maxProcesses: 4096"),
         ({"defaults": {"codeMode": {"autoApprove": ["*/*"]}}}, "autoApprove[0]: */* runs without asking"),
         (
+            {"defaults": {"codeMode": {"maxTimeout": 1800}}},
+            "maxTimeout: programs may run up to 1800 s, and every worker's CPU-time limit follows",
+        ),
+        (
             {"defaults": {"codeMode": {"preload": ["evil"]}}},
             "preload[0]: the pre-started worker process imports",
         ),
@@ -87,6 +91,7 @@ def test_settings_that_only_tighten_or_tune_need_no_trust(tmp_path: Path, user: 
             "defaults": {
                 "codeMode": {
                     "timeout": 120,
+                    "maxTimeout": 200,
                     "approve": ["weather/*"],
                     "sandbox": {"hidden": ["secrets"], "memoryMb": 512, "network": False},
                 }

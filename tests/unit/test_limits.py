@@ -82,11 +82,13 @@ def test_the_config_uses_the_limits() -> None:
     settings = CodeModeSettings()
     assert (settings.timeout, settings.grace) == (limits.DEFAULT_TIMEOUT, limits.DEFAULT_GRACE)
     assert ServeSettings().session_idle == limits.DEFAULT_SESSION_IDLE
+    assert settings.max_timeout == limits.MAX_TIMEOUT
     properties = CodeModeSettings.model_json_schema()["properties"]
-    assert (properties["timeout"]["minimum"], properties["timeout"]["maximum"]) == (
-        limits.MIN_TIMEOUT,
-        limits.MAX_TIMEOUT,
-    )
+    for key in ("timeout", "maxTimeout"):
+        assert (properties[key]["minimum"], properties[key]["maximum"]) == (
+            limits.MIN_TIMEOUT,
+            limits.LONGEST_TIMEOUT,
+        )
     grace = properties["grace"]
     assert (grace["minimum"], grace["maximum"]) == (limits.MIN_GRACE, limits.MAX_GRACE)
     assert f"{limits.MIN_TIMEOUT:g} to {limits.MAX_TIMEOUT:g}" == limits.TIMEOUT_RANGE
@@ -96,7 +98,8 @@ def test_the_configuration_reference_states_the_limits() -> None:
     # Markdown cannot import the numbers, so the reference table is checked against them.
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     rows = {
-        "timeout": (f"number, {limits.TIMEOUT_RANGE}", limits.DEFAULT_TIMEOUT),
+        "timeout": (f"number, {limits.MIN_TIMEOUT:g} to `maxTimeout`", limits.DEFAULT_TIMEOUT),
+        "maxTimeout": (f"number, {limits.timeout_range(limits.LONGEST_TIMEOUT)}", limits.MAX_TIMEOUT),
         "grace": (f"number, {limits.MIN_GRACE:g} to {limits.MAX_GRACE:g}", limits.DEFAULT_GRACE),
         "sessionIdle": ("number > 0", limits.DEFAULT_SESSION_IDLE),
     }
@@ -109,11 +112,10 @@ def test_the_configuration_reference_states_the_limits() -> None:
 @pytest.mark.parametrize(
     ("asked", "field", "message"),
     [
-        (301, "timeout", "timeout: 301 seconds is outside 1 to 300; "),
         (0.5, "--timeout", "--timeout: 0.5 seconds is outside 1 to 300; "),
         ("ten", "timeout", "timeout: 'ten' is not a number of seconds; "),
         (True, "timeout", "timeout: True is not a number of seconds; "),
-        ("900", "timeout", "timeout: 900 seconds is outside 1 to 300; "),
+        (3601, "timeout", "timeout: 3601 seconds is outside 1 to 300; "),
         ("inf", "timeout", "timeout: inf is not a number of seconds; "),
         (float("nan"), "timeout", "timeout: nan is not a number of seconds; "),
     ],
@@ -125,6 +127,28 @@ def test_a_timeout_outside_the_rule_is_refused_naming_the_field_and_the_fix(
         limits.check_timeout(asked, field=field)
     fix = f"pass a number of seconds from {limits.TIMEOUT_RANGE}, or leave {field} out for the default"
     assert str(refused.value) == message + fix
+
+
+@pytest.mark.parametrize(("asked", "shown"), [(301, "301"), ("900", "900"), (3600, "3600")])
+def test_a_timeout_a_config_could_allow_is_refused_with_the_setting_that_allows_it(
+    asked: object, shown: str
+) -> None:
+    with pytest.raises(limits.TimeoutValueError) as refused:
+        limits.check_timeout(asked)
+    assert str(refused.value) == (
+        f"timeout: {shown} seconds is outside 1 to 300; pass a number of seconds from 1 to 300, or leave "
+        f"timeout out for the default; or allow it: set defaults.codeMode.maxTimeout to {shown} or more "
+        "(up to 3600) in codemode.json"
+    )
+
+
+def test_the_maximum_is_the_settings_one() -> None:
+    assert limits.check_timeout(1200, maximum=1800) == 1200.0
+    with pytest.raises(limits.TimeoutValueError, match=r"outside 1 to 1800; .*\.maxTimeout to 2000 or more"):
+        limits.check_timeout(2000, maximum=1800)
+    with pytest.raises(limits.TimeoutValueError) as beyond:
+        limits.check_timeout(3601, maximum=limits.LONGEST_TIMEOUT)
+    assert "outside 1 to 3600" in str(beyond.value) and "maxTimeout" not in str(beyond.value)
 
 
 def test_a_timeout_within_the_rule_is_taken_as_seconds() -> None:
