@@ -332,11 +332,15 @@ class CodeModeSettings(ConfigModel):
     enabled: StrictBool = True
     excluded_tools: list[ToolRef] = []
     """``tool`` (any server) or ``server/tool``; excluded tools stay classic tools for the agent."""
-    timeout: Annotated[float, Field(strict=True, ge=MIN_TIMEOUT, le=LONGEST_TIMEOUT)] = DEFAULT_TIMEOUT
-    """Seconds one code execution may run unless it asks for another limit; at most ``max_timeout``."""
     max_timeout: Annotated[float, Field(strict=True, ge=MIN_TIMEOUT, le=LONGEST_TIMEOUT)] = MAX_TIMEOUT
     """The longest timeout a program may ask for; the worker's CPU-time limit follows it, so raising it
     above ``MAX_TIMEOUT`` loosens the sandbox (a relaxation, config/relaxations.py)."""
+    timeout: Annotated[float, Field(strict=True, ge=MIN_TIMEOUT, le=LONGEST_TIMEOUT)] = Field(
+        default_factory=lambda data: min(DEFAULT_TIMEOUT, data.get("max_timeout", MAX_TIMEOUT))
+    )
+    """Seconds one code execution may run unless it asks for another limit; at most ``max_timeout``
+    (``DEFAULT_TIMEOUT`` when not written, or ``max_timeout`` when that is lower: lowering the maximum
+    alone is no mistake)."""
     grace: Annotated[float, Field(strict=True, ge=MIN_GRACE, le=MAX_GRACE)] = DEFAULT_GRACE
     """Seconds between SIGINT and SIGKILL when an execution reaches its deadline."""
     preload: list[str] = []

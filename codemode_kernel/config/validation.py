@@ -68,7 +68,8 @@ def validate(model: type[M], data: Any, *, file: str, path: str) -> M:
 
 
 def _config_error(exc: ValidationError, *, file: str, path: str) -> ConfigError:
-    errors = exc.errors(include_url=False)
+    # A default computed from another field is not computed when that field is wrong: not a second mistake.
+    errors = [e for e in exc.errors(include_url=False) if e["type"] != "default_factory_not_called"]
     first = errors[0]
     loc = list(first["loc"])
     ctx = first.get("ctx") or {}

@@ -40,15 +40,21 @@ class AdminDefaults:
     """``CodeModeKernel.default_timeout``: seconds per execution when the user's config names none."""
 
     def settings(self, settings: CodeModeSettings) -> CodeModeSettings:
-        """``settings`` (from the user's config) with the admin's timeout if the config did not write one."""
-        if "timeout" in settings.model_fields_set or settings.timeout == self.timeout:
+        """``settings`` (from the user's config) with the admin's timeout if the config did not write one.
+
+        Never above the config's ``maxTimeout``: a user who lowered it gets at most that.
+        """
+        timeout = min(self.timeout, settings.max_timeout)
+        if "timeout" in settings.model_fields_set or settings.timeout == timeout:
             return settings
-        return settings.model_copy(update={"timeout": self.timeout})
+        return settings.model_copy(update={"timeout": timeout})
 
     def timeout_source(self, settings: CodeModeSettings) -> str:
         """Where the timeout in force comes from, given the config's own ``settings`` (for the status)."""
         if "timeout" in settings.model_fields_set:
             return "codeMode.timeout in the config"
+        if self.timeout > settings.max_timeout:  # the admin's (or the built-in) default, lowered to it
+            return "codeMode.maxTimeout in the config"
         if self.timeout != DEFAULT_TIMEOUT:
             return "c.CodeModeKernel.default_timeout"
         return "the built-in default"

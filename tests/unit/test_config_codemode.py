@@ -149,6 +149,18 @@ def test_a_timeout_above_max_timeout_is_refused_naming_both(tmp_path: Path) -> N
     assert default.path == "defaults.codeMode.timeout" and "above maxTimeout (300)" in default.reason
 
 
+def test_lowering_max_timeout_alone_lowers_the_default_timeout_with_it(tmp_path: Path) -> None:
+    (tmp_path / "codemode.json").write_text(json.dumps({"defaults": {"codeMode": {"maxTimeout": 10}}}))
+    config = load_config("codemode.json", cwd=tmp_path, env={}, user_config_dir=tmp_path / "user")
+    assert (resolve_code_mode(config).timeout, resolve_code_mode(config).max_timeout) == (10, 10)
+
+
+def test_a_max_timeout_of_the_wrong_type_is_one_problem_not_two(tmp_path: Path) -> None:
+    error = load_error(tmp_path, {"defaults": {"codeMode": {"maxTimeout": "600"}}})
+    assert error.path == "defaults.codeMode.maxTimeout"
+    assert error.reason == "must be a number, not a string"  # not "(and 1 more problem)": the default
+
+
 def test_a_long_timeout_loads_once_max_timeout_allows_it(tmp_path: Path) -> None:
     (tmp_path / "codemode.json").write_text(
         json.dumps({"defaults": {"codeMode": {"timeout": 1200, "maxTimeout": 1800}}}), encoding="utf-8"

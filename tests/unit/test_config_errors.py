@@ -162,8 +162,14 @@ CASES: dict[str, tuple[Any, str | None, str, str]] = {
     "codeMode timeout too long": (
         {"defaults": {"codeMode": {"timeout": 301}}},
         "defaults.codeMode.timeout",
-        "must be at most 300 (got 301)",
-        "at most 300",
+        "301 seconds is above maxTimeout (300)",
+        'lower "timeout" to 300 or less, or raise "maxTimeout" to 301 or more (up to 3600)',
+    ),
+    "codeMode maxTimeout too long": (
+        {"defaults": {"codeMode": {"maxTimeout": 3601}}},
+        "defaults.codeMode.maxTimeout",
+        "must be at most 3600 (got 3601)",
+        "at most 3600",
     ),
     "codeMode timeout too short": (
         {"defaults": {"codeMode": {"timeout": 0.5}}},

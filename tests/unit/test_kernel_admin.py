@@ -41,6 +41,15 @@ def test_the_admins_timeout_fills_in_where_the_config_names_none(
     assert ADMIN.timeout_source(own) == "c.CodeModeKernel.default_timeout"
 
 
+def test_the_admins_timeout_stays_within_the_users_max_timeout(tmp_path: Path) -> None:
+    own = settings_of(tmp_path, {"codeMode": {"maxTimeout": 20}})
+    assert ADMIN.settings(own).timeout == 20
+    assert ADMIN.timeout_source(own) == "codeMode.maxTimeout in the config"
+    above = settings_of(tmp_path, {"codeMode": {"maxTimeout": 90}})
+    assert ADMIN.settings(above).timeout == 60
+    assert ADMIN.timeout_source(above) == "c.CodeModeKernel.default_timeout"
+
+
 def test_without_an_admin_the_built_in_default_holds(tmp_path: Path) -> None:
     own = settings_of(tmp_path, {})
     assert AdminDefaults().settings(own) is own
