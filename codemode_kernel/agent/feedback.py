@@ -27,6 +27,7 @@ _STATUS_HINTS = {
     "error": "fix the program and call execute_python again",
     "timeout": "what it printed before the deadline is above; make it faster or pass a longer timeout",
     "crashed": "the worker process died (a signal, memory, os._exit); change the approach",
+    "cancelled": "it was stopped before it finished; what it printed and called until then is above",
 }
 
 

@@ -24,6 +24,9 @@ the class is made, or ``__required_keys__`` (which the generators read) would be
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "NOTES_PER_RUN",
+    "NOTE_DATA_BYTES",
+    "NOTE_MESSAGE_CHARS",
     "RECORD_TYPES",
     "ApprovalRecord",
     "ArtifactIds",
@@ -42,6 +45,7 @@ __all__ = [
     "KernelState",
     "LLMRequest",
     "NodeAttempt",
+    "NoteRecord",
     "PendingCall",
     "ReprEnvelope",
     "RequestError",
@@ -282,10 +286,11 @@ class ToolCallRecord(TraceCall, _CallIds):
 
 # --- a run ------------------------------------------------------------------------------------------------
 
-ExecutionStatus = Literal["ok", "error", "timeout", "crashed", "internal", "pending"]
+ExecutionStatus = Literal["ok", "error", "timeout", "crashed", "internal", "pending", "cancelled"]
 """``ok`` the program finished; ``error`` it raised (the model can fix it); ``timeout`` it was stopped
 at its deadline; ``crashed`` the worker died (a signal, memory, ``os._exit``, a broken channel);
-``internal`` our own failure (an agent must stop); ``pending`` replay stopped at unanswered tool calls."""
+``internal`` our own failure (an agent must stop); ``pending`` replay stopped at unanswered tool calls;
+``cancelled`` someone stopped it before its deadline (a background run's cancel)."""
 
 
 class PendingCall(TypedDict):
@@ -298,6 +303,25 @@ class PendingCall(TypedDict):
     """The call's number in the run; its answer keeps it (``owned.answered``)."""
     id: NotRequired[str]
     """In ``codemode serve``'s reply: the id the client's answer names (``call_<seq>``)."""
+
+
+class NoteRecord(TypedDict):
+    """A note the program sent with ``notify(message, **data)``, as whoever watched the run got it."""
+
+    message: str
+    """At most ``NOTE_MESSAGE_CHARS`` characters (a longer one is cut, and says so)."""
+    data: dict[str, Any]
+    """The keyword arguments, JSON values (at most ``NOTE_DATA_BYTES`` as JSON, else ``{"cut": size}``)."""
+    at_ms: float
+    """Milliseconds since the run was asked for."""
+
+
+NOTE_MESSAGE_CHARS = 2000
+"""The longest note message kept; a program's longer one is cut."""
+NOTE_DATA_BYTES = 16_384
+"""The most JSON a note's data may take; a program's larger data is replaced by its size."""
+NOTES_PER_RUN = 1000
+"""Notes one run keeps; later ones are counted (``notes_dropped``), not kept."""
 
 
 class _Outcome(TypedDict):
@@ -313,6 +337,10 @@ class _Outcome(TypedDict):
     pending_calls: list[PendingCall]
     completed: bool
     """It ended with ``complete(answer, **data)``: ``value`` is ``{"answer": ..., "data": {...}}``."""
+    notes: NotRequired[list[NoteRecord]]
+    """What the program sent with ``notify()``, in order (present when it sent any)."""
+    notes_dropped: NotRequired[int]
+    """Notes beyond ``NOTES_PER_RUN``, counted but not kept."""
 
 
 class NodeAttempt(TypedDict):

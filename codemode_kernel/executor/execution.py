@@ -7,15 +7,24 @@ the worker's requests during it); neither needs the other's internals to read or
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..calllog import CallRecord
-from ..core.records import NodeAttempt
+from ..core.records import NOTE_DATA_BYTES, NOTE_MESSAGE_CHARS, NOTES_PER_RUN, NodeAttempt, NoteRecord
 from ..hub.connection import ProgressCallback
-from ..worker.protocol import DoneFrame, KernelFrame, ProtectionsFrame, ToolProgressFrame, encode_frame
+from ..worker.protocol import (
+    DoneFrame,
+    KernelFrame,
+    NotifyFrame,
+    ProtectionsFrame,
+    ToolProgressFrame,
+    encode_frame,
+)
 from .owned import CallPlan
 
 __all__ = [
@@ -23,6 +32,7 @@ __all__ = [
     "Execution",
     "LLMHandler",
     "NodeWatcher",
+    "NoteWatcher",
     "OutputCallback",
     "ProgressWatcher",
     "Watchers",
@@ -38,6 +48,8 @@ CallCallback = Callable[[CallRecord], None]
 """``on_call(record)``: one of the execution's tool calls started (status running) or ended."""
 ProgressWatcher = Callable[[str, int | None, float, float | None, str | None], None]
 """``on_progress(tool, seq, progress, total, message)``: a server's progress notification for a call."""
+NoteWatcher = Callable[[NoteRecord], None]
+"""``on_note(note)``: the program sent a note with ``notify(message, **data)``."""
 NodeWatcher = Callable[[list[NodeAttempt]], None]
 """``on_node(attempts)``: a run on a Ray cluster began an attempt on a node; the last attempt's outcome is
 ``running``, the earlier ones say how they ended (a node lost under the run)."""
@@ -51,6 +63,7 @@ class Watchers:
     on_call: CallCallback | None = None
     on_progress: ProgressWatcher | None = None
     on_node: NodeWatcher | None = None
+    on_note: NoteWatcher | None = None
 
     def skipping(self, shown: Mapping[str, int]) -> Watchers:
         """These views for a run replayed elsewhere: what they were shown already is not shown again.
@@ -101,6 +114,10 @@ class Execution:
     """This execution's tool calls, by id, in the order they started (kept however long the log grows)."""
     artifact_ids: list[str] = field(default_factory=list)
     """Artifacts this execution made (stored by the program, or large tool results), in order."""
+    started: float = field(default_factory=time.monotonic)
+    """``time.monotonic()`` when the run was asked for (a note's ``at_ms`` counts from it)."""
+    notes: list[NoteRecord] = field(default_factory=list)
+    notes_dropped: int = 0
 
     def collect(self, record: CallRecord) -> None:
         """The call log's subscriber: keep this execution's records and show them to the caller."""
@@ -130,6 +147,31 @@ class Execution:
                 self.watchers.on_output(stream, data)
             except Exception:  # a broken live view must not break the execution
                 log.exception("an on_output callback failed")
+
+    def note(self, frame: NotifyFrame) -> None:
+        """Keep a note the program sent (within the limits: the program is not trusted) and show it."""
+        if len(self.notes) >= NOTES_PER_RUN:
+            self.notes_dropped += 1
+            return
+        message = frame["message"]
+        if len(message) > NOTE_MESSAGE_CHARS:
+            message = message[:NOTE_MESSAGE_CHARS] + f"… ({len(message) - NOTE_MESSAGE_CHARS} characters cut)"
+        data = frame["data"]
+        try:
+            size = len(json.dumps(data, allow_nan=False))
+        except (TypeError, ValueError):
+            size = NOTE_DATA_BYTES + 1
+        note = NoteRecord(
+            message=message,
+            data=data if size <= NOTE_DATA_BYTES else {"cut": size},
+            at_ms=round((time.monotonic() - self.started) * 1000, 3),
+        )
+        self.notes.append(note)
+        if self.watchers.on_note is not None:
+            try:
+                self.watchers.on_note(note)
+            except Exception:  # a broken live view must not break the execution
+                log.exception("an on_note callback failed")
 
     def progress_of(self, tool: str, seq: int | None, call_id: int | None = None) -> ProgressCallback | None:
         """The hub's progress callback for one call, when anyone watches its progress.

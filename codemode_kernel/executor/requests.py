@@ -96,6 +96,8 @@ class WorkerRequests:
                     state.track(self._tool_call(state, frame))
                 elif frame["type"] == "artifact":
                     state.track(self._artifact_request(state, frame))
+                elif frame["type"] == "notify":
+                    state.note(frame)
                 elif frame["type"] == "protections":
                     if not (first and state.fresh):
                         raise ProtocolError("a protections report after the program started")

@@ -12,6 +12,7 @@ from ..core.records import (
     ExecutionRecord,
     ExecutionStatus,
     NodeAttempt,
+    NoteRecord,
     PendingCall,
     ToolCallRecord,
     ValueEnvelope,
@@ -30,7 +31,15 @@ __all__ = [
     "format_result_text",
 ]
 
-EXIT_CODES: dict[str, int] = {"ok": 0, "error": 1, "internal": 3, "timeout": 4, "crashed": 5, "pending": 6}
+EXIT_CODES: dict[str, int] = {
+    "ok": 0,
+    "error": 1,
+    "internal": 3,
+    "timeout": 4,
+    "crashed": 5,
+    "pending": 6,
+    "cancelled": 7,
+}
 """``codemode run`` exit codes by status (2 is the usage error)."""
 
 
@@ -63,6 +72,10 @@ class ExecutionResult:
     """Each a ``PendingCall``: the calls a replay stopped at (status ``pending``)."""
     nodes: list[NodeAttempt] | None = None
     """On a Ray cluster: the node of each attempt, in order (more than one when a lost node moved it)."""
+    notes: list[NoteRecord] = field(default_factory=list)
+    """What the program sent with ``notify(message, **data)``, in order."""
+    notes_dropped: int = 0
+    """Notes the program sent beyond ``NOTES_PER_RUN``: counted, not kept."""
     completed: bool = False
     """The program ended with ``complete(answer, **data)``: ``value`` is ``{"answer": ..., "data": {...}}``,
     a final answer the agent returns as its own."""
@@ -108,6 +121,10 @@ class ExecutionResult:
         )
         if self.nodes is not None:
             record["nodes"] = self.nodes
+        if self.notes:
+            record["notes"] = self.notes
+        if self.notes_dropped:
+            record["notes_dropped"] = self.notes_dropped
         return copy.deepcopy(record)
 
 

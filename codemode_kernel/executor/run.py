@@ -9,6 +9,7 @@ executor backend takes the same value.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -22,11 +23,35 @@ from .owned import CallPlan
 from .references import Program
 from .replay import REPLAYED, ReplayBook
 
-__all__ = ["Run"]
+__all__ = ["Run", "Stop"]
 
 
 def _execution_id() -> str:
     return uuid.uuid4().hex[:12]
+
+
+@dataclass(eq=False)
+class Stop:
+    """A request to stop a run before its deadline (a background run's cancel), shared by its attempts.
+
+    Set on the hub's loop (``Job.cancel`` moves it there); the run then ends as a timeout would (SIGINT, the
+    grace period, SIGKILL), with status ``cancelled`` and every call it made in its record.
+    """
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    by: str = ""
+    """Who stopped it, as the error message says (``the client``, ``%codemode cancel``)."""
+
+    def set(self, by: str) -> None:
+        """Stop the run; the first request's ``by`` is kept."""
+        if not self.event.is_set():
+            self.by = by
+            self.event.set()
+
+    @property
+    def requested(self) -> bool:
+        """Whether the run was asked to stop."""
+        return self.event.is_set()
 
 
 @dataclass(frozen=True)
@@ -56,6 +81,8 @@ class Run:
     """Seconds before this attempt began that were not the wait for servers: waiting for a Ray node with
     the run's resources free, and earlier attempts on nodes that were lost."""
     attempt: int = 1
+    stop: Stop = field(default_factory=Stop)
+    """Set to end the run before its deadline (``Executor.start``'s job cancels through it)."""
 
     @property
     def code(self) -> str:
@@ -114,6 +141,21 @@ class Run:
             message=(
                 f"the program did not finish within {self.limit:g} s{waiting} and was stopped; "
                 "output so far is kept"
+            ),
+            line=None,
+            column=None,
+            source_line=None,
+            traceback="",
+        )
+
+    def cancelled_error(self) -> ErrorRecord:
+        """The error of a run stopped before its deadline: who stopped it, and after how long."""
+        by = f" by {self.stop.by}" if self.stop.by else ""
+        return ErrorRecord(
+            type="Cancelled",
+            message=(
+                f"the program was stopped{by} after {time.monotonic() - self.started:.1f} s, before its "
+                f"{self.limit:g} s limit; output and tool calls so far are kept"
             ),
             line=None,
             column=None,

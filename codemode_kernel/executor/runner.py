@@ -15,9 +15,10 @@ import contextlib
 import itertools
 import logging
 import signal
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
+from dataclasses import replace
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from ..approvals import ApprovalCheck, ApprovalPolicy, Approver
 from ..artifacts import ArtifactStore
@@ -44,10 +45,12 @@ from .execution import (
     Execution,
     LLMHandler,
     NodeWatcher,
+    NoteWatcher,
     OutputCallback,
     ProgressWatcher,
     Watchers,
 )
+from .jobs import Job
 from .owned import OwnedTool, plan_calls
 from .pool import LocalWorkers, Pool, WorkerHandle, WorkerPool, cpu_limit
 from .references import Program, await_servers_named, note_connecting, note_sign_in, waiting_for
@@ -64,6 +67,7 @@ __all__ = [
     "MIN_TIMEOUT",
     "CallCallback",
     "Executor",
+    "Job",
     "LLMHandler",
     "OutputCallback",
     "ProgressWatcher",
@@ -71,6 +75,7 @@ __all__ = [
 
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _EXIT_WAIT = 2.0  # after "done", how long a worker may take to exit before it is killed
 _NODE_EXIT_WAIT = 30.0  # the same on a Ray node: its actor answers, or Ray finds the node gone
 _CLEANUP_DELAY = 0.01  # seconds after a finished run before its process group is killed
@@ -155,6 +160,7 @@ class Executor:
         else:
             self._pool = WorkerPool(source)
         self._sessions = Sessions(self._pool, session_idle)
+        self._jobs: set[Job] = set()
 
     def _shapes_frame(self) -> dict[str, dict[str, Any]]:
         """The inferred result shapes for ``RunFrame.shapes``, recomputed only when they changed.
@@ -242,10 +248,19 @@ class Executor:
         return self._loop_thread.run(self._pool.status())
 
     async def _shut_down(self) -> None:
+        await self._cancel_jobs()
         self._later.flush()
         await self._sessions.end_all()
         await self._pool.shut_down()
         self.artifacts.close()  # only the connection: the next use opens it again
+
+    async def _cancel_jobs(self) -> None:
+        """Stop every background run (as at a deadline) and wait for their results: nothing is lost."""
+        jobs = list(self._jobs)
+        for job in jobs:
+            job.run.stop.set("the executor closing")
+        if jobs:
+            await asyncio.wait([asyncio.wrap_future(job.future) for job in jobs], timeout=self.grace + 5.0)
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -265,6 +280,7 @@ class Executor:
         on_progress: ProgressWatcher | None = None,
         resources: ExecutorResources | None = None,
         on_node: NodeWatcher | None = None,
+        on_note: NoteWatcher | None = None,
     ) -> ExecutionResult:
         """Run ``code`` and return its ExecutionResult; awaitable from any event loop.
 
@@ -296,7 +312,105 @@ class Executor:
                 default the executor's ``executor.resources``. Ignored by the local backend.
             on_node: on a Ray cluster, called with the run's attempts so far (``[{"node", "outcome"}]``,
                 the last one ``running``) when an attempt begins on a node, on the hub's thread.
+            on_note: called with each note the program sends (``notify(message, **data)``: a
+                ``NoteRecord``), on the hub's thread.
         """
+        run = self._prepare(
+            code,
+            timeout=timeout,
+            inputs=inputs,
+            session=session,
+            replay=replay,
+            pending=pending,
+            tools=tools,
+            approver=approver,
+            watchers=Watchers(on_output, on_call, on_progress, on_node, on_note),
+            resources=resources,
+        )
+        return await self._loop_thread.run_async(self._run(run))
+
+    run = blocking(arun, loop=lambda executor: executor._loop_thread)
+
+    def start(
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        session: str | None = None,
+        replay: Sequence[Mapping[str, Any]] | None = None,
+        pending: bool = False,
+        tools: Sequence[OwnedTool] = (),
+        approver: Approver | None = None,
+        on_output: OutputCallback | None = None,
+        on_call: CallCallback | None = None,
+        on_progress: ProgressWatcher | None = None,
+        resources: ExecutorResources | None = None,
+        on_node: NodeWatcher | None = None,
+        on_note: NoteWatcher | None = None,
+    ) -> Job:
+        """Start ``code`` in the background and return its Job at once (``executor/jobs.py``).
+
+        The arguments are ``arun``'s. The job keeps what the program prints, calls and notes, for a caller
+        that comes back (``job.updates``, ``job.wait``, ``job.wait_async``) or stops it (``job.cancel``);
+        its result is the one ``arun`` would return. ``close()`` cancels the jobs still running.
+
+        Raises:
+            TimeoutValueError: ``timeout`` is outside the allowed range.
+            ToolNameCollisionError: one of ``tools`` is named like a server's tool.
+        """
+        run = self._prepare(
+            code,
+            timeout=timeout,
+            inputs=inputs,
+            session=session,
+            replay=replay,
+            pending=pending,
+            tools=tools,
+            approver=approver,
+            watchers=Watchers(on_output, on_call, on_progress, on_node, on_note),
+            resources=resources,
+        )
+        loop = self._loop_thread.loop
+        job = Job(run, cancel_on=lambda stop: loop.call_soon_threadsafe(stop))
+        job_run = replace(run, watchers=job.watching(run.watchers))
+        self._jobs.add(job)
+        job.future.add_done_callback(lambda _: self._jobs.discard(job))
+        self._loop_thread.submit(self._run_job(job_run, job))
+        return job
+
+    @property
+    def jobs(self) -> list[Job]:
+        """The background runs still running, oldest first."""
+        return sorted(self._jobs, key=lambda job: job.run.started)
+
+    async def _run_job(self, run: Run, job: Job) -> None:
+        try:
+            result = await self._run(run)
+        except BaseException as exc:  # never lost: a waiter gets a result whatever happened
+            log.exception("background execution %s failed", run.execution_id)
+            result = _internal(run, f"the background run failed: {exc!r}")
+            job.finish(result)
+            if not isinstance(exc, Exception):
+                raise
+        else:
+            job.finish(result)
+
+    def _prepare(
+        self,
+        code: str,
+        *,
+        timeout: float | None,
+        inputs: Mapping[str, Any] | None,
+        session: str | None,
+        replay: Sequence[Mapping[str, Any]] | None,
+        pending: bool,
+        tools: Sequence[OwnedTool],
+        approver: Approver | None,
+        watchers: Watchers,
+        resources: ExecutorResources | None,
+    ) -> Run:
+        """One run as one value, its arguments checked (``run.py``)."""
         plan = plan_calls(
             tools,
             # Only a run with tools of its own needs the servers' names (each run would rebuild-check).
@@ -306,19 +420,16 @@ class Executor:
             reserved=RESERVED_NAMES,
             approval=ApprovalCheck(self.approvals, approver or self.approver),
         )
-        run = Run(
+        return Run(
             program=Program.parse(code),
             limit=self.timeout if timeout is None else check_timeout(timeout),
             inputs=inputs or {},
             encoded_inputs=encode_inputs(inputs or {}),
             plan=plan,
-            watchers=Watchers(on_output, on_call, on_progress, on_node),
+            watchers=watchers,
             session=session,
             resources=resources,
         )
-        return await self._loop_thread.run_async(self._run(run))
-
-    run = blocking(arun, loop=lambda executor: executor._loop_thread)
 
     @property
     def sessions(self) -> list[str]:
@@ -330,7 +441,10 @@ class Executor:
         return self._loop_thread.run(self._sessions.end(name))
 
     async def _run(self, run: Run) -> ExecutionResult:
-        run = await self._await_servers(run)
+        waited = await _unless_stopped(self._await_servers(run), run)
+        if waited is None:
+            return _cancelled_early(run, [])
+        run = waited
         if run.session is not None:
             result = await self._run_in_session(run, run.session)
         else:
@@ -358,7 +472,7 @@ class Executor:
         nodes: list[NodeAttempt] = []
         while True:
             try:
-                worker = await self._take(run)
+                taken = await _unless_stopped(self._take(run), run)
             except NodeLostError as exc:  # its node went away as it was handed over: another one
                 nodes.append(NodeAttempt(node=exc.node, outcome=f"lost: {exc.reason}"))
                 if len(nodes) >= MAX_ATTEMPTS:
@@ -366,6 +480,9 @@ class Executor:
                 continue
             except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
                 return await self._no_worker(run, exc, nodes)
+            if taken is None:
+                return _cancelled_early(run, nodes)
+            worker = taken
             try:
                 if worker.node is not None:
                     run = run.begun()
@@ -382,7 +499,12 @@ class Executor:
                 NodeAttempt(node=worker.node, outcome=f"lost: {worker.lost}" if worker.lost else "finished")
             )
             result.nodes = list(nodes)
-            if worker.lost is None or len(nodes) >= MAX_ATTEMPTS or run.remaining() <= reserve(run.limit):
+            if (
+                worker.lost is None
+                or run.stop.requested
+                or len(nodes) >= MAX_ATTEMPTS
+                or run.remaining() <= reserve(run.limit)
+            ):
                 return result
             if any(call["status"] == "running" for call in result.tool_calls):
                 # Its answer never came: a replay would make it again (the server may be doing it still).
@@ -431,11 +553,18 @@ class Executor:
                 session = await self._sessions.open(name, run.resources)
         except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
             return await self._no_worker(run, exc, [])
-        async with session.lock:
+        if not await _unless_stopped(session.lock.acquire(), run):  # stopped while an earlier run held it
+            await self._sessions.rest(session)
+            return _cancelled_early(run, [])
+        if session.idle is not None:
+            session.idle.cancel()  # set by the run that held the lock, after this run opened the session
+        try:
             if session.worker.node is not None:
                 _tell_node(run, [NodeAttempt(node=session.worker.node, outcome="running")])
             result = await self._execute(run, session.worker, session)
             session.names.add(run.program, run.encoded_inputs)  # its globals now, for the next run's wait
+        finally:
+            session.lock.release()
         worker = session.worker
         if worker.node is not None:
             ended = f"lost: {worker.lost}" if worker.lost else "finished"
@@ -468,6 +597,7 @@ class Executor:
             plan=run.plan,
             watchers=run.watchers,
             fresh=session is None or session.runs == 0,
+            started=run.started,
         )
         unsubscribe = self._hub.call_log.subscribe(state.collect)
         status: ExecutionStatus
@@ -489,11 +619,14 @@ class Executor:
             state.reply(frame)
             serve = asyncio.ensure_future(self._requests.serve(reader, state))
             try:
-                stopped_pending = await self._wait(serve, state, run.seconds, worker)
-            except TimeoutError:
+                stopped_pending = await self._wait(serve, state, run, worker)
+            except (TimeoutError, _Cancelled) as stopped:
                 answered = await self._stop(worker, serve, wait_for_answer=session is not None)
-                status, error = "timeout", run.timeout_error()
-                keep = answered  # a session survives a deadline its program gave in to
+                if isinstance(stopped, _Cancelled):
+                    status, error = "cancelled", run.cancelled_error()
+                else:
+                    status, error = "timeout", run.timeout_error()
+                keep = answered  # a session survives a deadline (or a cancel) its program gave in to
             else:
                 if stopped_pending:
                     serve.cancel()
@@ -550,22 +683,47 @@ class Executor:
                 for c in sorted(state.pending, key=lambda c: (c["seq"] is None, c["seq"] or 0))
             ],
             completed=bool(state.done and status == "ok" and state.done.get("completed")),
+            notes=state.notes,
+            notes_dropped=state.notes_dropped,
         )
 
     async def _wait(
-        self, serve: asyncio.Future[None], state: Execution, limit: float, worker: WorkerHandle
+        self, serve: asyncio.Future[None], state: Execution, run: Run, worker: WorkerHandle
     ) -> bool:
         """Wait for the channel to end; True when the program is blocked on pending (unrecorded) calls.
 
         A parallel batch sends all its calls before it blocks, so pending calls are collected until none
         has arrived for a moment, and the run then stops with every one of them.
+
+        Raises:
+            TimeoutError: the run's time is up.
+            _Cancelled: someone stopped the run (``run.stop``).
         """
+        if run.stop.requested:
+            raise _Cancelled
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit
+        deadline = loop.time() + run.seconds
+        stop = asyncio.ensure_future(run.stop.event.wait())
+        try:
+            return await self._wait_until(serve, state, deadline, worker, stop)
+        finally:
+            stop.cancel()
+
+    async def _wait_until(
+        self,
+        serve: asyncio.Future[None],
+        state: Execution,
+        deadline: float,
+        worker: WorkerHandle,
+        stop: asyncio.Future[Any],
+    ) -> bool:
+        loop = asyncio.get_running_loop()
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise TimeoutError
+            if stop.done():
+                raise _Cancelled
             if state.pending:
                 # Stop once no new pending call came for a moment and no other call was being answered
                 # (its result belongs in the record the caller resumes with). Stopping too early costs
@@ -579,7 +737,7 @@ class Executor:
                 continue
             state.pending_changed.clear()
             changed = asyncio.ensure_future(state.pending_changed.wait())
-            waiters: set[asyncio.Future[Any]] = {serve, changed}
+            waiters: set[asyncio.Future[Any]] = {serve, changed, stop}
             if worker.node is not None and not worker.exited.done():
                 waiters.add(worker.exited)  # a node found lost while its relay still seems open
             try:
@@ -588,6 +746,8 @@ class Executor:
                 changed.cancel()  # also when the run is cancelled: no task is left pending
             if serve in done:
                 return False
+            if stop in done:
+                raise _Cancelled
             if worker.exited in done and isinstance(worker.exited.exception(), NodeLostError):
                 serve.cancel()
                 return False
@@ -689,6 +849,38 @@ def _internal(
         timeout_s=run.limit,
         nodes=nodes,
     )
+
+
+def _cancelled_early(run: Run, nodes: list[NodeAttempt]) -> ExecutionResult:
+    """The result of a run stopped before it reached a worker (waiting for servers, a Ray node, a session)."""
+    result = _internal(run, "", status="cancelled", error_type="Cancelled", nodes=nodes or None)
+    result.error = run.cancelled_error()
+    return result
+
+
+class _Cancelled(Exception):
+    """The run's ``stop`` was set: it ends as at its deadline, with status ``cancelled``."""
+
+
+async def _unless_stopped(step: Awaitable[T], run: Run) -> T | None:
+    """``step``'s result, or None when the run is stopped first (``step`` is then cancelled)."""
+    if run.stop.requested:
+        if asyncio.iscoroutine(step):
+            step.close()
+        return None
+    task = asyncio.ensure_future(step)
+    stop = asyncio.ensure_future(run.stop.event.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not task.done():
+            task.cancel()
+    if not task.done() or task.cancelled():
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None
+    return task.result()
 
 
 def _tell_node(run: Run, attempts: list[NodeAttempt]) -> None:

@@ -87,6 +87,8 @@ class Sessions:
         if not session.alive:
             await self.end(session.name)
             return
+        if session.idle is not None:
+            session.idle.cancel()  # one timer per session: an older one must not end it during a later run
         loop = asyncio.get_running_loop()
         session.idle = loop.call_later(self.idle, lambda: asyncio.ensure_future(self.end(session.name)))
 

@@ -71,6 +71,7 @@ __all__ = [
     "FrameReader",
     "FrameTooLarge",
     "KernelFrame",
+    "NotifyFrame",
     "OutputFrame",
     "ProtectionsFrame",
     "ProtocolError",
@@ -258,6 +259,14 @@ class OutputFrame(TypedDict):
     data: str
 
 
+class NotifyFrame(TypedDict):
+    """A note from the program (``notify(message, **data)``) for whoever watches the run, sent at once."""
+
+    type: Literal["notify"]
+    message: str
+    data: dict[str, Any]
+
+
 class DoneFrame(TypedDict):
     """The run's end: its value (``ok``), its error (``error``), or a sandbox that failed (``internal``)."""
 
@@ -270,7 +279,7 @@ class DoneFrame(TypedDict):
 
 
 ArtifactFrame = ArtifactStoreFrame | ArtifactGetFrame | ArtifactListFrame
-WorkerFrame = ProtectionsFrame | ToolCallFrame | ArtifactFrame | OutputFrame | DoneFrame
+WorkerFrame = ProtectionsFrame | ToolCallFrame | ArtifactFrame | OutputFrame | NotifyFrame | DoneFrame
 """Every frame a worker sends the kernel."""
 
 WORKER_FRAMES: tuple[type, ...] = (
@@ -280,6 +289,7 @@ WORKER_FRAMES: tuple[type, ...] = (
     ArtifactGetFrame,
     ArtifactListFrame,
     OutputFrame,
+    NotifyFrame,
     DoneFrame,
 )
 """The members of ``WorkerFrame``, in the order docs/protocol.md lists them."""
@@ -422,6 +432,13 @@ def check_worker_frame(message: Mapping[str, Any]) -> WorkerFrame:
             not_in_force=_reasons(message, "not_in_force"),
             warnings=_strings(message, "warnings"),
             turned_off=_strings(message, "turned_off"),
+        )
+    if kind == "notify":
+        data = message.get("data")
+        return NotifyFrame(
+            type="notify",
+            message=str(message.get("message", "")),
+            data=data if isinstance(data, dict) else {},
         )
     if kind == "done":
         return _check_done(message)

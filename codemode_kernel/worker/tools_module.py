@@ -9,6 +9,7 @@ the worker cannot open the store.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -18,6 +19,7 @@ from typing import Any
 
 from ..core.errors import ArtifactError, CodeModeError, LLMError, ToolArgumentError, UnknownToolError
 from ..core.progress import ProgressHandler, ToolProgress, ToolStream
+from ..core.records import NOTE_DATA_BYTES, NOTE_MESSAGE_CHARS
 from ..core.results import error_message
 from ..core.toolspec import ToolSpec
 from ..typegen import (
@@ -30,13 +32,14 @@ from ..typegen import (
 )
 from ..typegen.text import summary
 from .channel import Channel
-from .protocol import FrameTooLarge, ProtocolError
+from .protocol import FrameTooLarge, NotifyFrame, ProtocolError
 from .values import decode_value, encode_artifact
 
 __all__ = ["HELPER_NAMES", "LLM_SERVER", "LLM_TOOL", "ProgramComplete", "ToolRuntime", "build_tools_module"]
 
 HELPER_NAMES = (
     "complete",
+    "notify",
     "parallel",
     "stream",
     "search_tools",
@@ -121,6 +124,7 @@ def build_tools_module(descriptors: Iterable[dict[str, Any]], runtime: ToolRunti
     module.search_tools = _search_tools(models)  # type: ignore[attr-defined]
     module.tool_schema = _tool_schema(models, runtime)  # type: ignore[attr-defined]
     module.complete = complete  # type: ignore[attr-defined]
+    module.notify = _notify_function(runtime)  # type: ignore[attr-defined]
     for function in (*_artifact_functions(runtime), *_llm_functions(runtime)):
         setattr(module, function.__name__, function)
     module.__all__ = [*(m.function_name for m in models), *HELPER_NAMES]  # type: ignore[attr-defined]
@@ -154,6 +158,43 @@ def complete(answer: str, /, **data: Any) -> None:
 
 
 complete.__module__ = "tools"
+
+
+def _notify_function(runtime: ToolRuntime) -> Callable[..., None]:
+    """``notify``: a note for whoever watches the run, sent at once (the program does not wait)."""
+
+    def notify(message: str, /, **data: Any) -> None:
+        """Send a note at once to whoever watches this run: the trace, a ``codemode serve`` client, a model.
+
+        ``notify("halfway", done=50, total=100)``. A model waiting on a long run is woken by it; the notes
+        are kept in the run's record. ``data`` holds JSON values (str, numbers, bools, None, lists, dicts).
+        """
+        if not isinstance(message, str):
+            raise TypeError(f"notify(): the message is text (a str), not a {type(message).__name__}")
+        if len(message) > NOTE_MESSAGE_CHARS:
+            raise ValueError(
+                f"notify(): the message has {len(message)} characters, at most {NOTE_MESSAGE_CHARS}; "
+                "print() long text, or store_artifact() it and notify with its id"
+            )
+        try:
+            size = len(json.dumps(data, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"notify(): data must be JSON values (str, numbers, lists, dicts): {exc}"
+            ) from None
+        if size > NOTE_DATA_BYTES:
+            raise ValueError(
+                f"notify(): the data takes {size} bytes as JSON, at most {NOTE_DATA_BYTES}; "
+                "store_artifact() large data and notify with its id"
+            )
+        for stream in (sys.stdout, sys.stderr):  # what was printed before the note arrives before it
+            with contextlib.suppress(Exception):
+                stream.flush()
+        with contextlib.suppress(OSError):  # the kernel is gone: the note has nowhere to go
+            runtime.require_channel().send(NotifyFrame(type="notify", message=message, data=data))
+
+    notify.__module__ = "tools"
+    return notify
 
 
 def _model(descriptor: dict[str, Any]) -> ToolModel:

@@ -41,9 +41,10 @@ export type CallStatus =
 /**
  * `ok` the program finished; `error` it raised (the model can fix it); `timeout` it was stopped at its
  * deadline; `crashed` the worker died (a signal, memory, `os._exit`, a broken channel); `internal` our own
- * failure (an agent must stop); `pending` replay stopped at unanswered tool calls.
+ * failure (an agent must stop); `pending` replay stopped at unanswered tool calls; `cancelled` someone
+ * stopped it before its deadline (a background run's cancel).
  */
-export type ExecutionStatus = 'ok' | 'error' | 'timeout' | 'crashed' | 'internal' | 'pending';
+export type ExecutionStatus = 'ok' | 'error' | 'timeout' | 'crashed' | 'internal' | 'pending' | 'cancelled';
 
 /** JSON data; numpy values add `dtype` (and `shape` for arrays). */
 export interface JsonEnvelope {
@@ -233,6 +234,10 @@ export interface _Outcome {
   pending_calls: PendingCall[];
   /** It ended with `complete(answer, **data)`: `value` is `{"answer": ..., "data": {...}}`. */
   completed: boolean;
+  /** What the program sent with `notify()`, in order (present when it sent any). */
+  notes?: NoteRecord[];
+  /** Notes beyond `NOTES_PER_RUN`, counted but not kept. */
+  notes_dropped?: number;
 }
 
 /** One run, whole (`ExecutionResult.to_dict()`): what `codemode run --json` prints. */

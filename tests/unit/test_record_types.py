@@ -66,8 +66,15 @@ def test_the_python_objects_serialise_to_exactly_their_records() -> None:
     result_fields = {f.name for f in fields(ExecutionResult)}
     assert result_fields == keys(records.ExecutionRecord)
     assert set(ExecutionResult("ok", "e1").to_dict()) == set(records.ExecutionRecord.__required_keys__)
-    on_a_cluster = ExecutionResult("ok", "e1", nodes=[records.NodeAttempt(node="ab12", outcome="finished")])
-    assert set(on_a_cluster.to_dict()) == keys(records.ExecutionRecord)  # nodes: only from a Ray cluster
+    # nodes only from a Ray cluster, notes only from a program that sent them
+    every_field = ExecutionResult(
+        "ok",
+        "e1",
+        nodes=[records.NodeAttempt(node="ab12", outcome="finished")],
+        notes=[records.NoteRecord(message="halfway", data={}, at_ms=1.0)],
+        notes_dropped=3,
+    )
+    assert set(every_field.to_dict()) == keys(records.ExecutionRecord)
     assert {f.name for f in fields(CallRecord)} == keys(records.ToolCallRecord)
 
 
