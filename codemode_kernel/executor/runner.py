@@ -138,7 +138,11 @@ class Executor:
         self.approver = approver
         self.approvals = ApprovalPolicy(self.settings.approve, self.settings.auto_approve)
         """Which calls need a decision: from the settings' ``approve`` and ``autoApprove``."""
-        self.timeout = check_timeout(timeout if timeout is not None else self.settings.timeout)
+        self.max_timeout = self.settings.max_timeout
+        """The longest timeout a run may ask for (``codeMode.maxTimeout``); the workers' CPU limit follows."""
+        self.timeout = check_timeout(
+            timeout if timeout is not None else self.settings.timeout, maximum=self.max_timeout
+        )
         self.grace = grace if grace is not None else self.settings.grace
         self.max_output_bytes = max_output_bytes
         self._shapes: tuple[int, dict[str, dict[str, Any]]] = (-1, {})
@@ -148,7 +152,7 @@ class Executor:
         source = LocalWorkers(
             toolbox,
             self.settings,
-            cpu_seconds=cpu_limit(MAX_TIMEOUT, self.grace),
+            cpu_seconds=cpu_limit(self.max_timeout, self.grace),
             preload=preload if preload is not None else self.settings.preload,
             overrides=sandbox or {},
         )
@@ -288,7 +292,8 @@ class Executor:
 
         Args:
             code: the program, as written (Markdown fences and a ``%%codemode`` line are tolerated).
-            timeout: seconds, within ``limits.MIN_TIMEOUT`` to ``MAX_TIMEOUT`` (default: the executor's).
+            timeout: seconds, from ``limits.MIN_TIMEOUT`` to the settings' ``max_timeout`` (``MAX_TIMEOUT``
+                unless ``codeMode.maxTimeout`` raises it; default: the executor's).
             inputs: globals for the program, sent as data (JSON, bytes, DataFrames, arrays).
             session: run in the named session: its worker keeps the globals of earlier runs until
                 ``close_session(name)``, ``close()``, a crash, or ``session_idle`` seconds without a run.
@@ -422,7 +427,7 @@ class Executor:
         )
         return Run(
             program=Program.parse(code),
-            limit=self.timeout if timeout is None else check_timeout(timeout),
+            limit=self.timeout if timeout is None else check_timeout(timeout, maximum=self.max_timeout),
             inputs=inputs or {},
             encoded_inputs=encode_inputs(inputs or {}),
             plan=plan,

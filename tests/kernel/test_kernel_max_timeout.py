@@ -46,11 +46,6 @@ def test_a_cell_timeout_above_the_configs_maximum_is_refused_naming_it(long_kern
         assert "ran" not in reply.stream()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 27: the Executor still checks a run's timeout against 300 s, not settings.max_timeout "
-    "(the lead's part in codemode_kernel/executor/); remove this mark with that change",
-)
 def test_a_cell_may_ask_for_more_than_300_s_when_the_config_allows_it(long_kernel: Kernel) -> None:
     reply = long_kernel.run("%%codemode --timeout 1200\n1 + 1", timeout=60)
     assert reply.status == "ok", reply.content
