@@ -34,6 +34,8 @@ def attach(shell: Any, *, close_at_exit: bool = True, admin: AdminDefaults | Non
     shell.register_magics(CodeModeMagics(shell, tools, frontends))
     shell.register_magics(AgentMagics(shell, tools, frontends))
     shell.events.register("pre_run_cell", tools.before_cell)
+    # A background run's --out is bound between cells, on this thread (background.py says why).
+    shell.events.register("pre_execute", lambda: tools.background.bind_ended(shell.user_ns))
     shell.events.register("post_run_cell", tools.after_cell)  # drops notebook tools whose function is gone
     if close_at_exit:
         atexit.register(tools.close)

@@ -10,6 +10,7 @@ workspace, so the sidebar lists it while a cell runs and after a restart.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -58,6 +59,7 @@ class History:
         self._runs: deque[CellRun] = deque(maxlen=limit)
         self._agent_runs: deque[AgentRun] = deque(maxlen=limit)
         self._count = 0
+        self._lock = threading.Lock()  # background runs (background.py) are recorded from their own threads
         self._listeners: list[RunListener] = []
 
     def on_record(self, listener: RunListener) -> None:
@@ -75,17 +77,19 @@ class History:
         self, cell_id: str | None, code: str, result: ExecutionResult, *, replayed: bool = False
     ) -> CellRun:
         """Record an execution; returns it with its number in this kernel (1, 2, ...)."""
-        self._count += 1
-        run = CellRun(self._count, cell_id, code, result, replayed=replayed)
-        self._runs.append(run)
+        with self._lock:
+            self._count += 1
+            run = CellRun(self._count, cell_id, code, result, replayed=replayed)
+            self._runs.append(run)
         self._tell(run)
         return run
 
     def add_agent(self, model: str, request: str, result: Any) -> AgentRun:
         """Record an ``%%agent`` request and its transcript."""
-        self._count += 1
-        run = AgentRun(self._count, model, request, result)
-        self._agent_runs.append(run)
+        with self._lock:
+            self._count += 1
+            run = AgentRun(self._count, model, request, result)
+            self._agent_runs.append(run)
         self._tell(run)
         return run
 

@@ -92,7 +92,13 @@ class CodeModeKernel(IPythonKernel):
         return reply
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
-        """Stop the executor's workers and the MCP servers, then shut down as ipykernel does."""
+        """Cancel background runs, stop the executor's workers and the servers; shut down as ipykernel does.
+
+        Each background cell shows its run's record (cancelled, by the kernel restarting or shutting down).
+        """
+        self.codemode_tools.background.shutdown(
+            by="the kernel restarting" if restart else "the kernel shutting down"
+        )
         if self.codemode_state is not None:
             self.codemode_state.close()
         self.codemode_tools.close()

@@ -19,8 +19,9 @@ from ..config import relaxations_report, resolve_code_mode
 from ..config.executor_choice import describe_executor
 from ..core.errors import CodeModeCellError
 from ..core.limits import TimeoutValueError, check_timeout
-from ..core.records import NodeAttempt
+from ..core.records import NodeAttempt, NoteRecord
 from ..executor import ExecutionResult, Executor
+from ..executor.jobs import Job
 from ..executor.owned import OwnedTool
 from ..hub.validation import ArgumentValidator
 from ..toolbox import RESERVED_NAMES
@@ -29,7 +30,9 @@ from ..typegen.text import summary
 from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
+from .background import BackgroundRun
 from .frontend import Frontends, watched
+from .job_actions import job_command
 from .line_actions import approve_tools, executor_command, load_artifact, login_server, reconnect_server
 from .pump import run_reporting
 from .tools import KernelTools
@@ -45,12 +48,15 @@ def _cell_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default=None)
     parser.add_argument("--replay", action="store_true")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--background", action="store_true")
     return parser
 
 
 _USAGE = (
     "%%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]\n"
+    "           [--background]\n"
     "%codemode status | tools [QUERY] | history [N] | artifacts | reload [--config FILE]\n"
+    "%codemode jobs | wait ID [--timeout S] | cancel ID\n"
     "%codemode reconnect NAME | login NAME | load ARTIFACT NAME | approve [TOOL ...]\n"
     "%codemode executor [local | ray[=ADDRESS]]"
 )
@@ -73,6 +79,7 @@ class CodeModeMagics(Magics):
         Cell magic::
 
             %%codemode [--timeout S] [--session NAME] [--in VAR ...] [--out VAR] [--replay] [--quiet]
+                       [--background]
 
         The cell runs in a sandboxed worker process where every MCP tool is a typed function. While it
         runs, a live view shows the tool calls (not in notebooks run unattended, as by nbclient or nbval);
@@ -88,6 +95,10 @@ class CodeModeMagics(Magics):
         --replay        re-run with the tool results recorded by this cell's previous run: no server
                         is called, so nothing happens twice; a call that was not recorded fails
         --quiet         show nothing unless the program fails (no live view either)
+        --background    start the program and end the cell at once; its live view keeps updating in this
+                        cell while other cells run, and becomes its record at the end. jobs[ID].value has
+                        the value then; --out VAR binds it before the next cell runs (never in the middle
+                        of one). A kernel interrupt does not stop it; a restart or shutdown does
 
         Line magic::
 
@@ -101,6 +112,10 @@ class CodeModeMagics(Magics):
             %codemode login NAME          sign in to a remote server again (OAuth): shows the link; its
                                           tools are in the namespace once you have signed in
             %codemode load ARTIFACT NAME  load an artifact (by id or name) into the namespace as NAME
+            %codemode jobs                the background runs: id, status, seconds, first line
+            %codemode wait ID [--timeout S] wait for a background run to end (an interrupt stops the
+                                          waiting, not the run); binds its --out; ID or its start
+            %codemode cancel ID           stop a background run; its cell shows the record (cancelled)
             %codemode executor            where programs run (local, or a Ray cluster) and what each reserves
             %codemode executor local      switch: programs run in worker processes on this machine
             %codemode executor ray[=ADDR] switch: programs run on a Ray cluster (ADDR: auto, HOST:PORT,
@@ -144,6 +159,9 @@ class CodeModeMagics(Magics):
                 )
             replay = previous.result.tool_calls
         limit = executor.timeout if args.timeout is None else args.timeout  # resolved once: view and run
+        if args.background:
+            self._background(executor, cell, args, limit=limit, inputs=inputs, replay=replay)
+            return
         live = (
             open_live_view(cell, timeout=limit, trace_mime=self.frontends.renders(TRACE_MIME))
             if watched(self.shell) and not args.quiet
@@ -170,6 +188,62 @@ class CodeModeMagics(Magics):
                 live.close()  # stopped before the end (an interrupt): the view says so; no-op once finished
         if not result.ok:
             raise CodeModeCellError(result)
+
+    def _background(
+        self,
+        executor: Executor,
+        cell: str,
+        args: argparse.Namespace,
+        *,
+        limit: float,
+        inputs: Mapping[str, Any],
+        replay: Sequence[Mapping[str, Any]] | None,
+    ) -> None:
+        """``--background``: show the live view, start the job, say its id; the cell ends (background.py)."""
+        cell_id = self.tools.cell_id
+        tools = self.tools.owned_tools()
+        live = (
+            open_live_view(cell, timeout=limit, trace_mime=self.frontends.renders(TRACE_MIME))
+            if watched(self.shell) and not args.quiet
+            else None
+        )
+
+        def start_job(report: Callable[[_Event], None]) -> Job:
+            return executor.start(
+                cell,
+                timeout=limit,
+                inputs=inputs,
+                session=args.session,
+                replay=replay,
+                tools=tools,
+                **watchers(report, live),
+            )
+
+        def on_end(run: BackgroundRun) -> None:
+            result = run.result
+            assert result is not None
+            self.tools.history.add(cell_id, cell, result, replayed=args.replay)
+            if not args.quiet or not result.ok:
+                show_record(live, *result_bundle(result, replayed=args.replay, code=cell))
+
+        if live is not None:
+            live.show()
+        kernel = getattr(self.shell, "kernel", None)
+        run = self.tools.background.start(
+            start_job,
+            live=live,
+            handle=handler(live),
+            out=args.out,
+            code=cell,
+            parent=kernel.get_parent("shell") if kernel is not None else None,
+            on_end=on_end,
+        )
+        name = self.tools.place_jobs()
+        out = f"; --out {args.out} is bound when it ends (before the next cell)" if args.out else ""
+        print(
+            f"codemode: running in the background as job {run.id}: %codemode wait {run.id}, "
+            f"%codemode cancel {run.id}; its value: {name}[{run.id!r}].value{out}"
+        )
 
     # -- %codemode --------------------------------------------------------------------------------
 
@@ -202,6 +276,8 @@ class CodeModeMagics(Magics):
             print(approve_tools(self.tools.approver, rest))
         elif command == "executor":
             print(executor_command(self.tools, rest))
+        elif command in ("jobs", "wait", "cancel"):
+            print(job_command(self.tools.background, self.namespace, command, rest))
         else:
             raise UsageError(f"unknown subcommand {command!r}\nusage: {_USAGE}")
 
@@ -238,8 +314,44 @@ def show_record(live: LiveView | None, data: dict[str, Any], metadata: dict[str,
         display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
 
 
-_Event: TypeAlias = CallRecord | tuple[str, str] | list[NodeAttempt]
-"""What a running program reports to the main thread: a call started or ended, or printed text."""
+_Event: TypeAlias = CallRecord | tuple[str, str] | list[NodeAttempt] | NoteRecord
+"""What a running program reports to the thread showing it: a call started or ended, printed text, the
+nodes it runs on, a note (``notify``)."""
+
+
+def watchers(report: Callable[[_Event], None], live: LiveView | None) -> dict[str, Any]:
+    """The run's watchers (``Executor.arun``'s and ``start``'s keywords): each queues its event on ``report``.
+
+    Without a live view only printed text is reported (a quiet or unwatched cell shows nothing else).
+    """
+    return {
+        "on_output": lambda stream, text: report((stream, text)),
+        "on_call": report if live is not None else None,
+        "on_node": report if live is not None else None,
+        "on_note": report if live is not None else None,
+    }
+
+
+def handler(live: LiveView | None) -> Callable[[_Event], None]:
+    """Show each event on the calling thread: printed text on its stream, the rest in the live view."""
+
+    def handle(event: _Event) -> None:
+        if isinstance(event, CallRecord):
+            assert live is not None
+            live.call(event)
+        elif isinstance(event, list):
+            assert live is not None
+            live.nodes(event)
+        elif isinstance(event, dict):
+            assert live is not None
+            live.note(event)
+        else:
+            stream, text = event
+            out = sys.stdout if stream == "stdout" else sys.stderr
+            out.write(text)
+            out.flush()
+
+    return handle
 
 
 def _run_streaming(
@@ -266,28 +378,13 @@ def _run_streaming(
             session=session,
             replay=replay,
             tools=tools,
-            on_output=lambda stream, text: report((stream, text)),
-            on_call=report if live is not None else None,
-            on_node=report if live is not None else None,
+            **watchers(report, live),
         )
-
-    def handle(event: _Event) -> None:
-        if isinstance(event, CallRecord):
-            assert live is not None
-            live.call(event)
-        elif isinstance(event, list):
-            assert live is not None
-            live.nodes(event)
-        else:
-            stream, text = event
-            out = sys.stdout if stream == "stdout" else sys.stderr
-            out.write(text)
-            out.flush()
 
     if live is not None:
         live.show()
     loop_thread = executor.toolbox.hub.loop_thread
-    return run_reporting(loop_thread, start, handle, live.tick if live is not None else lambda: None)
+    return run_reporting(loop_thread, start, handler(live), live.tick if live is not None else lambda: None)
 
 
 def status_text(tools: KernelTools) -> str:

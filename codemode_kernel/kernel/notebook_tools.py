@@ -192,8 +192,10 @@ class CodeModeHandle:
         codemode.notebook_tools()      # {"lookup": <function lookup>}
     """
 
-    def __init__(self, registry: NotebookToolRegistry) -> None:
+    def __init__(self, registry: NotebookToolRegistry, jobs: Mapping[str, Any] | None = None) -> None:
         self._registry = registry
+        self.jobs: Mapping[str, Any] = jobs if jobs is not None else {}
+        """The ``%%codemode --background`` runs by id (also ``jobs`` in the namespace, unless taken)."""
 
     @overload
     def tool(self, fn: _F, /) -> _F: ...

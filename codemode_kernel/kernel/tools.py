@@ -33,6 +33,7 @@ from ..toolbox import Toolbox
 from ..views.artifacts import KernelArtifacts
 from .admin import AdminDefaults
 from .approval import kernel_approver
+from .background import BackgroundRuns
 from .frontend import watched
 from .history import History
 from .notebook_tools import CodeModeHandle, NotebookToolRegistry, note_dropped
@@ -87,7 +88,9 @@ class KernelTools:
         """The frontend's id of the cell running now (JupyterLab sends one), for ``--replay``."""
         self.notebook_tools = NotebookToolRegistry(taken=self._server_function_names)
         """The functions the notebook made tools (``@codemode.tool``), given to every run."""
-        self.codemode = CodeModeHandle(self.notebook_tools)
+        self.background = BackgroundRuns()
+        """The ``%%codemode --background`` runs (background.py): ``jobs`` and ``codemode.jobs``."""
+        self.codemode = CodeModeHandle(self.notebook_tools, self.background)
         """The ``codemode`` object of the namespace."""
         self.signins = NotebookSignIns(lambda: self.toolbox, self._changed)
         """The sign-ins of remote servers that want one: their links in cells and the sidebar (signin.py)."""
@@ -432,6 +435,19 @@ class KernelTools:
             return Program.parse(self.shell.transform_cell(cell))
         except Exception:
             return None  # IPython reports it when it runs the cell
+
+    def place_jobs(self) -> str:
+        """Put ``jobs`` (the background runs) into the namespace unless the user has a ``jobs`` of their own.
+
+        Returns the name that reaches them: ``jobs``, else ``codemode.jobs``.
+        """
+        namespace = self.shell.user_ns
+        current = namespace.get("jobs", _ABSENT)
+        if current is not _ABSENT and current is not self.background:
+            return "codemode.jobs"
+        namespace["jobs"] = self.background
+        self.shell.user_ns_hidden["jobs"] = self.background
+        return "jobs"
 
     def place(self) -> None:
         """Put ``codemode``, ``tools`` and every free tool name into the namespace, hidden from ``%who``."""

@@ -12,7 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 from html import escape as esc
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..core.records import ArtifactIds, CallTimes, TraceArtifact, TraceCall, TraceMetadata, TraceRecord
+from ..core.records import (
+    ArtifactIds,
+    CallTimes,
+    NoteRecord,
+    TraceArtifact,
+    TraceCall,
+    TraceMetadata,
+    TraceRecord,
+)
 from ..executor import ExecutionResult
 from ..executor.value_text import value_text
 from .asked import asked_text
@@ -23,6 +31,8 @@ from .render import (
     call_html,
     code_html,
     error_html,
+    note_text,
+    notes_html,
     progress_text,
     status_badge,
     value_html,
@@ -40,6 +50,7 @@ __all__ = [
     "result_bundle",
     "result_text",
     "split_volatile",
+    "stable_notes",
     "stopped_bundle",
     "trace_record",
 ]
@@ -163,7 +174,18 @@ def trace_record(result: ExecutionResult) -> tuple[TraceRecord, TraceMetadata]:
     )
     if "nodes" in record:
         metadata["nodes"] = record["nodes"]
+    if result.notes:
+        trace["notes"] = stable_notes(result.notes)
+    if result.notes_dropped:
+        trace["notes_dropped"] = result.notes_dropped
     return trace, metadata
+
+
+def stable_notes(notes: Sequence[Mapping[str, Any]]) -> list[NoteRecord]:
+    """Notes as the trace's data keeps them: message and data, not when (that changes every run; nbval)."""
+    return cast(
+        list[NoteRecord], [{"message": n.get("message", ""), "data": n.get("data", {})} for n in notes]
+    )
 
 
 def nodes_text(nodes: Sequence[Mapping[str, Any]] | None) -> str | None:
@@ -198,10 +220,18 @@ def result_text(result: ExecutionResult, *, replayed: bool = False) -> str:
     lines.extend(_approval_lines(result.tool_calls))
     lines.extend(_progress_lines(result.tool_calls))
     lines.extend(_per_call_lines(result.tool_calls, "asked", asked_text, 10, "asked back"))
+    lines.extend(_note_lines(result.notes, result.notes_dropped))
     if result.error is not None:
         lines.append(_error_text(result.error))
     lines.extend(f"artifact: {_artifact_text(a)}" for a in result.artifacts)
     return "\n".join(lines)
+
+
+def _note_lines(notes: Sequence[Mapping[str, Any]], dropped: int, limit: int = 10) -> list[str]:
+    """``note: <message> · key=value`` for the last ``limit`` notes, and a count of the others."""
+    earlier = len(notes) - limit + dropped if len(notes) > limit else dropped
+    lines = [f"note: … {earlier} earlier notes"] if earlier > 0 else []
+    return lines + [f"note: {note_text(note)}" for note in notes[-limit:]]
 
 
 def _approval_lines(calls: Sequence[Mapping[str, Any]], limit: int = 20) -> list[str]:
@@ -268,6 +298,7 @@ def _html(result: ExecutionResult, calls: Sequence[Mapping[str, Any]], *, replay
         )
     if result.value is not None and result.value != {"kind": "json", "data": None}:
         parts.append(f'<div class="codemode-value">{value_html(result.value)}</div>')
+    parts.append(notes_html(result.notes))
     if result.error is not None:
         parts.append(error_html(result.error))
     if result.artifacts:

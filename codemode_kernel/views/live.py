@@ -19,9 +19,9 @@ from typing import Any, Protocol
 from IPython.display import display, update_display
 
 from ..calllog import CallRecord, call_order
-from ..core.records import NodeAttempt
+from ..core.records import NodeAttempt, NoteRecord
 from .display import nodes_text, stopped_bundle
-from .render import call_html, code_html, esc, status_badge
+from .render import call_html, code_html, esc, notes_html, status_badge
 
 __all__ = ["LiveTrace", "LiveView", "open_live_view"]
 
@@ -45,6 +45,9 @@ class LiveView(Protocol):
 
     def nodes(self, attempts: list[NodeAttempt]) -> None:
         """On a Ray cluster: the program began on a node (again, elsewhere, when one was lost)."""
+
+    def note(self, note: NoteRecord) -> None:
+        """The program said something with ``notify(message, **data)``."""
 
     def finish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         """The program ended: the view becomes its finished record (``data``, ``metadata``), in place."""
@@ -76,7 +79,9 @@ class LiveTrace:
         self._code = widgets.Accordion(children=[widgets.HTML(code_html(code))], titles=("code",))
         self._code.selected_index = None
         self._calls = widgets.VBox()
-        self.root = widgets.VBox([self._header, self._code, self._calls])
+        self._notes_view = widgets.HTML()
+        self._notes: list[NoteRecord] = []
+        self.root = widgets.VBox([self._header, self._notes_view, self._code, self._calls])
         self.root.add_class("codemode-trace")
         self._rows: dict[str, Any] = {}
         self._places: dict[str, tuple[bool, int, float]] = {}
@@ -117,6 +122,11 @@ class LiveTrace:
         """The node it runs on, in the header (``on node abcd1234 (running)``, or where it moved from)."""
         self._where = nodes_text(attempts)
         self._header_value()
+
+    def note(self, note: NoteRecord) -> None:
+        """Show the note under the header (the last ones; the record keeps them all)."""
+        self._notes.append(note)
+        self._notes_view.value = notes_html(self._notes)
 
     def call(self, record: CallRecord) -> None:
         """Add the call's row when it starts, fill it in when it ends (both at once); progress coalesced."""
@@ -167,7 +177,14 @@ class LiveTrace:
         if self._display_id is not None:
             update_display(data, raw=True, metadata=metadata, display_id=self._display_id)  # type: ignore[no-untyped-call]
             self._display_id = None
-        parts = (*self._rows.values(), *self._code.children, self._code, self._calls, self._header)
+        parts = (
+            *self._rows.values(),
+            *self._code.children,
+            self._code,
+            self._calls,
+            self._header,
+            self._notes_view,
+        )
         for widget in (*parts, self.root):
             for model in (getattr(widget, "layout", None), getattr(widget, "style", None), widget):
                 if model is not None:

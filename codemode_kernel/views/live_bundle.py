@@ -15,8 +15,8 @@ from typing import Any
 from IPython.display import display, update_display
 
 from ..calllog import CallRecord, call_order
-from ..core.records import NodeAttempt
-from .display import TRACE_MIME, split_volatile, stopped_bundle
+from ..core.records import NodeAttempt, NoteRecord
+from .display import TRACE_MIME, split_volatile, stable_notes, stopped_bundle
 
 __all__ = ["LiveTraceBundle"]
 
@@ -36,12 +36,13 @@ class LiveTraceBundle:
         self._sent = 0.0
         self._dirty = False
         self._nodes: list[NodeAttempt] = []
+        self._notes: list[NoteRecord] = []
 
     def bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The (data, metadata) of the record so far; ``text/plain`` empty, as the widget view's."""
         records = sorted(self._calls.values(), key=call_order)
         calls, times = split_volatile([record.to_json() for record in records])
-        trace = {
+        trace: dict[str, Any] = {
             "status": "running",
             "code": self._code,
             "value": None,
@@ -52,6 +53,8 @@ class LiveTraceBundle:
             "artifacts": [],
             "timeout_s": self._timeout,
         }
+        if self._notes:
+            trace["notes"] = stable_notes(self._notes)
         elapsed_ms = (time.monotonic() - self._started) * 1000
         volatile: dict[str, Any] = {"duration_ms": round(elapsed_ms, 1), "tool_calls": times}
         if self._nodes:
@@ -82,6 +85,12 @@ class LiveTraceBundle:
     def nodes(self, attempts: list[NodeAttempt]) -> None:
         """The node it runs on (and those it moved from), in the running record's metadata: shown at once."""
         self._nodes = list(attempts)
+        self._dirty = True
+        self._send(0.0)
+
+    def note(self, note: NoteRecord) -> None:
+        """The program sent a note: in the running record at once (notes are what a person waits for)."""
+        self._notes.append(note)
         self._dirty = True
         self._send(0.0)
 

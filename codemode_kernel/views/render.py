@@ -28,6 +28,8 @@ __all__ = [
     "code_html",
     "error_html",
     "json_html",
+    "note_text",
+    "notes_html",
     "progress_bar_html",
     "progress_html",
     "progress_text",
@@ -49,6 +51,7 @@ _STATUS_STYLE = {
     "ok": ("#1a7f37", "✓"),
     "running": ("#9a6700", "…"),
     "pending": ("#9a6700", "…"),
+    "cancelled": ("#57606a", "■"),  # someone stopped it: not the program's failure, so not red
 }
 _APPROVAL_COLOR = {"allowed": "#9a6700", "denied": "#cf222e"}  # as a warning, as an error
 _SCOPES = {"kernel": "this tool, for this kernel", "session": "this tool, for this session"}
@@ -61,9 +64,30 @@ esc = html.escape
 
 
 def status_badge(status: str) -> str:
-    """A coloured status word: green for ok, amber for running, red for everything that failed."""
+    """A coloured status word: green for ok, amber for running, grey for cancelled, red for failures."""
     color, mark = _STATUS_STYLE.get(status, ("#cf222e", "✗"))
     return f'<span style="color: {color}; font-weight: 600">{mark} {esc(status)}</span>'
+
+
+_NOTE_CHARS = 300  # a note's line in a view; the record keeps the whole (bounded) message and data
+_NOTES_SHOWN = 20  # notes a view lists (the last ones); the record keeps them all
+
+
+def note_text(note: Mapping[str, Any]) -> str:
+    """One note as a line: its message, then its data as ``key=value`` (JSON values), cut to a line."""
+    data = note.get("data") or {}
+    fields = " ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in data.items())
+    return _clip_to(f"{note.get('message', '')}{' · ' + fields if fields else ''}", _NOTE_CHARS)
+
+
+def notes_html(notes: Sequence[Mapping[str, Any]]) -> str:
+    """What the program said with ``notify()``: the last notes, newest last, with a count of the rest."""
+    if not notes:
+        return ""
+    shown = notes[-_NOTES_SHOWN:]
+    more = f"<div><i>… {len(notes) - len(shown)} earlier notes</i></div>" if len(notes) > len(shown) else ""
+    rows = "".join(f"<li>{esc(note_text(note))}</li>" for note in shown)
+    return f'<div class="codemode-notes">notes:{more}<ul style="margin: 0">{rows}</ul></div>'
 
 
 def code_html(code: str) -> str:

@@ -1,0 +1,252 @@
+"""Background cells: ``%%codemode --background`` starts the program and the cell ends at once.
+
+The program runs as an executor Job (executor/jobs.py). Its live view stays in the cell that started it:
+a thread of its own (``codemode-bg-<id>``) pumps the job's events into the view, as the main thread does
+for a foreground cell (pump.py), with ipykernel told that this thread's output belongs to that cell
+(``set_thread_parent`` on the display publisher and the output streams): displays, display updates and
+prints go to the cell that started the run, whatever cell runs now. At the end the view becomes the same
+record a foreground run leaves.
+
+The value: ``jobs[ID].value`` as soon as the run ends (``jobs`` in the namespace, ``codemode.jobs`` too).
+``--out NAME`` binds it in the namespace at the next cell boundary (``pre_execute``, on the main thread),
+or at once in ``%codemode wait``; never from the pump thread: a cell running at that moment would see a
+name change under it mid-line (``x`` read twice giving two values), and IPython's namespace is not meant
+to be written by another thread while code runs in it. A cell that starts after the run ended always sees
+the name bound.
+
+A kernel interrupt does not reach a background run (it raises in the main thread only, and workers run in
+sessions of their own); ``%codemode cancel ID`` stops it, and so does a kernel restart or shutdown, which
+waits (a few seconds at most) for each run's record to reach its cell before the kernel goes.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..executor import ExecutionResult
+from ..executor.jobs import Job
+from ..views.live import LiveView
+from ..worker.values import decode_value
+from .pump import DONE, pump
+
+__all__ = ["BackgroundRun", "BackgroundRuns", "JobNotFound"]
+
+SHUTDOWN_WAIT = 4.0
+"""Seconds a shutdown waits for the cancelled runs' records to reach their cells. jupyter_client kills a
+kernel that has not exited 5 s after a shutdown request; a program stops within a moment of SIGINT unless
+it ignores it (then the grace period and SIGKILL follow, and the kernel may be gone first)."""
+_WAIT_STEP = 0.2  # a blocking wait on the main thread waits in steps, so an interrupt ends it at once
+
+
+class JobNotFound(LookupError):
+    """No background run has that id (or the prefix fits none, or several)."""
+
+
+@dataclass(eq=False)
+class BackgroundRun:
+    """One background cell's run, as ``jobs[ID]`` shows it: status, value, result, wait(), cancel()."""
+
+    job: Job
+    out: str | None
+    """The name ``--out`` binds the value to, at the next cell boundary after the end."""
+    first_line: str
+    _shown: threading.Event = field(default_factory=threading.Event)
+    """Set once the cell's output shows the record (the pump thread has ended)."""
+
+    @property
+    def id(self) -> str:
+        """The execution id (the run's records carry it)."""
+        return self.job.execution_id
+
+    @property
+    def status(self) -> str:
+        """``running`` (``cancelling`` once asked to stop), then the result's status."""
+        result = self.job.result
+        if result is not None:
+            return result.status
+        return "cancelling" if self.job.cancelling else "running"
+
+    @property
+    def result(self) -> ExecutionResult | None:
+        """The ExecutionResult once the run ended, else None."""
+        return self.job.result
+
+    @property
+    def value(self) -> Any:
+        """The program's value once it ended ok.
+
+        Raises:
+            RuntimeError: it is still running, or it ended without a value (the error says how).
+        """
+        result = self.job.result
+        if result is None:
+            raise RuntimeError(
+                f"job {self.id} is still running; %codemode wait {self.id} (or jobs[{self.id!r}].wait()) "
+                "waits for it"
+            )
+        if not result.ok:
+            message = result.error["message"] if result.error else ""
+            raise RuntimeError(f"job {self.id} ended {result.status}: {message}")
+        return decode_value(result.value) if result.value is not None else None
+
+    def wait(self, timeout: float | None = None) -> ExecutionResult | None:
+        """Block until the run ends (its result) or ``timeout`` seconds pass (None).
+
+        An interrupt stops the waiting, not the run.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = _WAIT_STEP if deadline is None else min(_WAIT_STEP, deadline - time.monotonic())
+            result = self.job.wait(max(left, 0.0))
+            if result is not None or (deadline is not None and time.monotonic() >= deadline):
+                if result is not None:
+                    self._shown.wait(1.0)  # the cell's record first, then whatever the waiter prints
+                return result
+
+    def cancel(self) -> None:
+        """Stop the run (SIGINT, grace period, SIGKILL); its record then says ``cancelled``."""
+        self.job.cancel(by="%codemode cancel")
+
+    def __repr__(self) -> str:
+        return f"<codemode job {self.id} {self.status}, {self.job.elapsed():.1f} s: {self.first_line}>"
+
+
+class BackgroundRuns(Mapping[str, BackgroundRun]):
+    """The kernel's background runs by execution id, oldest first (the namespace's ``jobs``)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, BackgroundRun] = {}
+        self._lock = threading.Lock()
+        self._to_bind: list[BackgroundRun] = []
+        self._threads: list[threading.Thread] = []
+
+    def __getitem__(self, key: str) -> BackgroundRun:
+        return self.find(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._runs))
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __repr__(self) -> str:
+        return jobs_table(list(self._runs.values()))
+
+    def find(self, key: str) -> BackgroundRun:
+        """The run with this id, or the one whose id starts with ``key``.
+
+        Raises:
+            JobNotFound: none does, or several do; the message lists the ids there are.
+        """
+        if key in self._runs:
+            return self._runs[key]
+        fits = [run for run_id, run in self._runs.items() if key and run_id.startswith(key)]
+        if len(fits) == 1:
+            return fits[0]
+        known = ", ".join(self._runs) or "none yet"
+        if fits:
+            raise JobNotFound(f"several jobs start with {key!r}: {', '.join(r.id for r in fits)}")
+        raise JobNotFound(f"no job of this kernel has the id {key!r} (ids: {known})")
+
+    def start(
+        self,
+        start_job: Callable[[Callable[[Any], None]], Job],
+        *,
+        live: LiveView | None,
+        handle: Callable[[Any], None],
+        out: str | None,
+        code: str,
+        parent: Mapping[str, Any] | None,
+        on_end: Callable[[BackgroundRun], None],
+    ) -> BackgroundRun:
+        """Start the job (``start_job(report)``, its watchers queueing on ``report``) and its pump thread.
+
+        ``handle`` shows each event (pump.py); ``on_end`` runs on the pump thread once the job ended, and
+        shows its record in the cell (``parent``: the cell's request, which the thread's output belongs to).
+        """
+        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        job = start_job(events.put)
+        job.future.add_done_callback(lambda _: events.put(DONE))
+        first_line = next((line.strip() for line in code.splitlines() if line.strip()), "")
+        run = BackgroundRun(job, out, first_line)
+        with self._lock:
+            self._runs[run.id] = run
+        tick = live.tick if live is not None else (lambda: None)
+
+        def follow() -> None:
+            with _output_of(parent):
+                try:
+                    pump(events, handle, tick)
+                    on_end(run)
+                finally:
+                    if out is not None:
+                        with self._lock:
+                            self._to_bind.append(run)
+                    run._shown.set()
+
+        thread = threading.Thread(target=follow, name=f"codemode-bg-{run.id}", daemon=True)
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
+        return run
+
+    def bind_ended(self, namespace: dict[str, Any]) -> list[str]:
+        """Bind the ``--out`` names of the runs that ended ok since the last call; returns the names bound.
+
+        Called on the main thread only (before each execution, and by ``%codemode wait``).
+        """
+        with self._lock:
+            ended, self._to_bind = self._to_bind, []
+        bound = []
+        for run in ended:
+            result = run.result
+            if run.out is not None and result is not None and result.ok:
+                namespace[run.out] = run.value
+                bound.append(run.out)
+        return bound
+
+    def shutdown(self, by: str) -> None:
+        """Cancel every running job (``by`` says who); wait for each cell to show its record.
+
+        At most ``SHUTDOWN_WAIT`` seconds in all.
+        """
+        running = [run for run in self._runs.values() if not run.job.done]
+        for run in running:
+            run.job.cancel(by=by)
+        deadline = time.monotonic() + SHUTDOWN_WAIT
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+
+
+def jobs_table(runs: list[BackgroundRun]) -> str:
+    """``%codemode jobs``: id, status, seconds, the program's first line; one run a line."""
+    if not runs:
+        return "codemode: no background runs in this kernel (%%codemode --background starts one)"
+    lines = [f"{'id':<12}  {'status':<10}  {'seconds':>7}  first line"]
+    for run in runs:
+        first = run.first_line if len(run.first_line) <= 60 else run.first_line[:59] + "…"
+        lines.append(f"{run.id:<12}  {run.status:<10}  {run.job.elapsed():>7.1f}  {first}")
+    return "\n".join(lines)
+
+
+@contextmanager
+def _output_of(parent: Mapping[str, Any] | None) -> Iterator[None]:
+    """This thread's displays and prints go to the cell of ``parent`` (ipykernel's per-thread parent)."""
+    from IPython.core.getipython import get_ipython
+
+    shell = get_ipython()  # type: ignore[no-untyped-call]
+    targets: list[Any] = [getattr(shell, "display_pub", None), sys.stdout, sys.stderr] if parent else []
+    tokens = [(t, t.set_thread_parent(parent)) for t in targets if hasattr(t, "set_thread_parent")]
+    try:
+        yield
+    finally:
+        for target, token in reversed(tokens):
+            target.reset_thread_parent(token)
