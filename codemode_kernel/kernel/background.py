@@ -30,19 +30,45 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..approvals import ApprovalRequest, PromptApprover
 from ..executor import ExecutionResult
 from ..executor.jobs import Job
 from ..views.live import LiveView
 from ..worker.values import decode_value
 from .pump import DONE, pump
 
-__all__ = ["BackgroundRun", "BackgroundRuns", "JobNotFound"]
+__all__ = ["BackgroundApprover", "BackgroundRun", "BackgroundRuns", "JobNotFound"]
 
 SHUTDOWN_WAIT = 4.0
 """Seconds a shutdown waits for the cancelled runs' records to reach their cells. jupyter_client kills a
 kernel that has not exited 5 s after a shutdown request; a program stops within a moment of SIGINT unless
 it ignores it (then the grace period and SIGKILL follow, and the kernel may be gone first)."""
 _WAIT_STEP = 0.2  # a blocking wait on the main thread waits in steps, so an interrupt ends it at once
+
+
+class BackgroundApprover(PromptApprover):
+    """Approvals in a background run: what the kernel allows ahead holds; nobody is asked.
+
+    The cell has ended, so a question would go to whatever cell runs now (or none), and the program would
+    wait for an answer nobody sees. A call that needs one is denied, saying how to allow it.
+    """
+
+    def __init__(self, kernel_approver: PromptApprover) -> None:
+        super().__init__(_nobody, who=kernel_approver.who)
+        self.allowed = kernel_approver.allowed  # the same set: %codemode approve, even later, counts
+
+    def cannot_ask(self, request: ApprovalRequest) -> str:
+        """The denial: a background run cannot ask; allow the tool ahead, or run it in the foreground."""
+        name = request.qualified_name
+        return (
+            f"{name} needs approval ({request.reason}), and a background run cannot ask (its cell has "
+            f"ended), so it was denied; nothing was sent. Fix: run `%codemode approve {name}` first "
+            "(for this kernel), or run the cell without --background"
+        )
+
+
+async def _nobody(question: str) -> str:
+    raise EOFError("a background run cannot ask")
 
 
 class JobNotFound(LookupError):

@@ -30,7 +30,7 @@ from ..typegen.text import summary
 from ..views.display import TRACE_MIME, history_bundle, result_bundle
 from ..views.live import LiveView, open_live_view
 from ..worker.values import decode_value
-from .background import BackgroundRun
+from .background import BackgroundApprover, BackgroundRun
 from .frontend import Frontends, watched
 from .job_actions import job_command
 from .line_actions import approve_tools, executor_command, load_artifact, login_server, reconnect_server
@@ -216,6 +216,7 @@ class CodeModeMagics(Magics):
                 session=args.session,
                 replay=replay,
                 tools=tools,
+                approver=BackgroundApprover(self.tools.approver),
                 **watchers(report, live),
             )
 

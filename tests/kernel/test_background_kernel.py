@@ -241,3 +241,16 @@ def test_without_the_extension_the_widget_view_updates_then_becomes_the_record(k
     records = [o for o in outputs if TRACE_MIME in o.get("data", {})]
     assert len(records) == 1 and records[0]["data"][TRACE_MIME]["status"] == "ok"
     assert all("application/vnd.jupyter.widget-view+json" not in o.get("data", {}) for o in outputs)
+
+
+def test_a_call_that_needs_approval_is_denied_in_the_background_saying_how_to_allow_it(
+    lab_kernel: Kernel,
+) -> None:
+    iopub = Iopub(lab_kernel)
+    cell, _ = iopub.run("%%codemode --background\nwrite_file(path='note.txt', content='hi')")
+    iopub.until(iopub.ended(cell), 30, "the record (no question nobody sees)")
+    final = _final(iopub.of(cell))
+    assert final is not None and final["status"] != "ok"
+    assert not [m for m in iopub.messages if m["msg_type"] == "input_request"]
+    text = iopub.of(cell).outputs()[0]["data"]["text/plain"]
+    assert "a background run cannot ask" in text and "%codemode approve workspace/write_file" in text, text
