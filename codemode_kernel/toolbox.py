@@ -60,9 +60,20 @@ log = logging.getLogger(__name__)
 _MODULE = "codemode_kernel.tools"
 """The ``__module__`` the kernel's tool functions report."""
 
-RESERVED_NAMES = frozenset({"tools", "artifacts", "execute_python", *HELPER_NAMES})
+RESERVED_NAMES = frozenset(
+    {
+        "tools",
+        "artifacts",
+        "execute_python",
+        "wait_execution",
+        "cancel_execution",
+        "list_executions",
+        *HELPER_NAMES,
+    }
+)
 """Names code mode defines itself, in a program (the worker's helpers), a notebook (``tools``,
-``artifacts``) or for a model (``execute_python``): a tool converting to one of them gets a trailing
+``artifacts``) or for a model (``execute_python`` and the tools that come back to a program it left
+running, ``agent/running.py``): a tool converting to one of them gets a trailing
 underscore, as a keyword does, and a warning (``parallel`` is ``parallel_()``)."""
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..calllog import CallRecord
+from ..core.records import NoteRecord
 from ..executor import ExecutionResult
 from ..llm.types import Usage
 from .record import ToolSelection
@@ -22,7 +23,9 @@ __all__ = [
     "CodeRequested",
     "EventCallback",
     "ExecutionFinished",
+    "ExecutionNote",
     "ExecutionOutput",
+    "ExecutionRunning",
     "ExecutionStarted",
     "ExecutionToolCall",
     "FinalAnswer",
@@ -106,8 +109,37 @@ class ExecutionToolCall:
 
 
 @dataclass(frozen=True)
+class ExecutionNote:
+    """The running program sent a note (``notify(message, **data)``)."""
+
+    step: int
+    call_id: str
+    note: NoteRecord
+
+
+@dataclass(frozen=True)
+class ExecutionRunning:
+    """The program runs on past its call's wait: the model was sent ``text`` (what it did so far).
+
+    Its output, calls and notes keep coming as events of the same ``call_id``; ``ExecutionFinished``
+    follows once its end is read (a wait_execution or cancel_execution of the model, or the request's
+    end, which stops it).
+    """
+
+    step: int
+    call_id: str
+    execution_id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ExecutionFinished:
-    """The program ended; ``text`` is what the model is sent back."""
+    """The program ended; ``text`` is what the model is sent back.
+
+    For a program that ran on (``ExecutionRunning``): ``step`` and ``call_id`` are its execute_python
+    call's, ``text`` the answer that read its end, or for one stopped at the request's end what the model
+    would have read.
+    """
 
     step: int
     call_id: str
@@ -154,6 +186,8 @@ AgentEvent = (
     | ExecutionStarted
     | ExecutionOutput
     | ExecutionToolCall
+    | ExecutionNote
+    | ExecutionRunning
     | ExecutionFinished
     | ToolCallFinished
     | StepFinished

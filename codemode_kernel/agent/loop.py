@@ -27,6 +27,7 @@ from ..llm.types import ChatModel, Message, ToolCall
 from ..toolbox import RESERVED_NAMES, Toolbox
 from . import prompt
 from .actions import ActionRunner
+from .background import BackgroundProgram, BackgroundPrograms
 from .emitter import Emitter
 from .events import EventCallback, FinalAnswer, StepFinished, StepStarted, TextDelta, ToolsSelected
 from .options import AgentOptions
@@ -37,6 +38,9 @@ from .toolset import AgentToolset, build_toolset
 __all__ = ["Agent"]
 
 log = logging.getLogger(__name__)
+
+_STOPPED_BY = "the agent at the end of its request"
+"""Who stopped a program left running when the request ended (its error message says so)."""
 
 
 @dataclass
@@ -99,6 +103,8 @@ class Agent:
         """The conversation so far (the system prompt is sent separately, built for each run)."""
         self._suspended: _RunState | None = None
         """A run stopped ``pending``, until ``resume()`` (or the next ``run()``/``reset()``)."""
+        self._background = BackgroundPrograms()
+        """The conversation's programs that ran on past their execute_python call (``background.py``)."""
 
     @property
     def code_mode(self) -> bool:
@@ -129,6 +135,7 @@ class Agent:
         """Forget the conversation: the next ``run()`` starts a new one."""
         self.messages.clear()
         self._suspended = None
+        self._background.clear()  # each request stopped the programs it left running
 
     async def run(
         self,
@@ -167,7 +174,8 @@ class Agent:
         await self.toolbox.await_servers()  # the model is offered every tool: servers still connecting too
         toolset = self.toolset(tools)
         result = AgentResult(request, "", "answered", toolset.code_mode)
-        runner = ActionRunner(self.toolbox, self.executor, toolset, self.options, Emitter(on_event), tools)
+        emit, background = Emitter(on_event), self._background
+        runner = ActionRunner(self.toolbox, self.executor, toolset, self.options, emit, tools, background)
         state = _RunState(result, toolset, runner, limit, tools=tools, select=self._selects(toolset))
         self.messages.append(Message("user", request))
         return await self._drive(state, timeout, on_event, mark=len(self.messages) - 1)
@@ -203,8 +211,11 @@ class Agent:
         result, emit = state.result, state.runner.emit
         started = time.monotonic()
         try:
-            async with asyncio.timeout(timeout) as deadline:
-                await self._steps(state, emit)
+            try:
+                async with asyncio.timeout(timeout) as deadline:
+                    await self._steps(state, emit)
+            finally:  # however it ends (an answer, the step limit, the timeout, an interrupt)
+                _keep_records(state.result, await state.runner.stop_all(_STOPPED_BY))
         except TimeoutError:
             if not deadline.expired():
                 self._settle(mark)
@@ -263,7 +274,7 @@ class Agent:
             turn = await self.model.complete(
                 self.messages,
                 system=toolset.system,
-                tools=toolset.definitions,
+                tools=toolset.offered(ran_on=self._background.ran_on),
                 on_text=lambda delta, index=index: emit(TextDelta(index, delta)),  # type: ignore[misc]
                 max_tokens=self.options.max_tokens,
             )
@@ -289,7 +300,7 @@ class Agent:
                 step.actions[-1] = action  # the resumed program replaces its pending attempt
             else:
                 step.actions.append(action)
-            execution = action.execution
+            execution = action.execution if action.kind == "code" else action.ended
             step.execution_ms += round((time.monotonic() - started) * 1000, 3)
             started = time.monotonic()
             if execution is not None and execution.status == "pending":
@@ -342,6 +353,20 @@ class Agent:
                 self.messages.append(
                     Message("tool", prompt.CANCELLED_CALL, tool_call_id=call.id, is_error=True)
                 )
+
+
+def _keep_records(result: AgentResult, stopped: Sequence[BackgroundProgram]) -> None:
+    """A program stopped while its execute_python call still waited is recorded in its step all the same.
+
+    (The step records a call once it is answered; one the request's end interrupted was answered as
+    not run, and its program's result is what the record shows.)
+    """
+    steps = {step.index: step for step in result.steps}
+    for program in stopped:
+        step = steps.get(program.step)
+        if step is not None and not any(a is program.action for a in step.actions):
+            program.action.text = program.action.text or prompt.CANCELLED_CALL
+            step.actions.append(program.action)
 
 
 def _settings_for(config: Config, ref: str) -> CodeModeSettings:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from ..core.limits import MAX_TIMEOUT, TIMEOUT_RANGE, timeout_range
 from ..core.results import DICT_METHODS
+from .running import DEFAULT_WAIT_S
 
 __all__ = [
     "CANCELLED_CALL",
@@ -94,6 +95,13 @@ _ERROR_RULE = (
     'stopped after {timeout:g} seconds unless you pass a longer "timeout" ({range}).'
 )
 
+_LONG_RULE = (
+    "A program still running after wait_s seconds (default {wait:g}) runs on, and the answer shows what it "
+    "printed so far and its execution_id: call wait_execution for the rest and its result, or "
+    "cancel_execution to stop it. In a long program, notify(message, **data) reports progress: a note ends "
+    "the wait, so you read it at once."
+)
+
 _MODULES_RULE = "Besides the standard library, these modules can be imported: {names}."
 
 _NO_NETWORK_RULE = "The program has no network access: reach the outside world through the tools."
@@ -168,6 +176,7 @@ def execute_python_description(
     if llm:
         rules.append(_LLM_RULE)
     rules.append(_ERROR_RULE.format(timeout=timeout, range=timeout_range(max_timeout)))
+    rules.append(_LONG_RULE.format(wait=DEFAULT_WAIT_S))
     if modules:
         rules.append(_MODULES_RULE.format(names=", ".join(modules)))
     if not network:

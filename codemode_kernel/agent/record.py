@@ -29,7 +29,17 @@ class AgentAction:
     duration_ms: float = 0.0
     code: str | None = None
     execution: ExecutionResult | None = None
-    """The program's ExecutionResult (``kind == "code"``; None when the arguments were unusable)."""
+    """The program's ExecutionResult (``kind == "code"``; None when the arguments were unusable). A
+    program that ran on past its wait (``ran_on``) gets it when it ends: when the model reads its end,
+    or when the request ends (then it is stopped, status ``cancelled``)."""
+    execution_id: str | None = None
+    """The program's run: the one execute_python started, or the one wait_execution or cancel_execution
+    named."""
+    ran_on: bool = False
+    """execute_python: the program was still running after ``wait_s``; the model was told so."""
+    ended: ExecutionResult | None = None
+    """wait_execution, cancel_execution: the result of the program whose end this call read (its
+    execute_python action holds it as ``execution``)."""
     server: str | None = None
     tool: str | None = None
     tool_result: dict[str, Any] | None = None

@@ -10,37 +10,48 @@ answer with the same text.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
+from ..core.limits import DEFAULT_WAIT, MAX_WAIT
+from ..executor import ExecutionResult
 from ..executor.jobs import JobUpdate
-from .feedback import ResultText
+from .feedback import ResultText, execution_text
 
 __all__ = [
     "CANCEL_EXECUTION",
     "CANCEL_EXECUTION_DESCRIPTION",
     "DEFAULT_WAIT_S",
     "EXECUTION_ID_PARAMETER",
+    "FOLLOW_UP_TOOLS",
+    "FOLLOW_WAIT_PARAMETER",
     "LIST_EXECUTIONS",
     "LIST_EXECUTIONS_DESCRIPTION",
     "MAX_WAIT_S",
     "WAIT_EXECUTION",
     "WAIT_EXECUTION_DESCRIPTION",
     "WAIT_PARAMETER",
+    "ended_text",
+    "progress_lines",
     "running_text",
 ]
 
 WAIT_EXECUTION = "wait_execution"
 CANCEL_EXECUTION = "cancel_execution"
 LIST_EXECUTIONS = "list_executions"
+FOLLOW_UP_TOOLS = (WAIT_EXECUTION, CANCEL_EXECUTION, LIST_EXECUTIONS)
+"""The tools that come back to a program execute_python left running (reserved, as execute_python is)."""
 
-DEFAULT_WAIT_S = 25.0
-"""How long one call waits for a program by default: below the 60 s many MCP hosts allow a tool call."""
-MAX_WAIT_S = 120.0
-"""The longest one call may wait; a longer program is waited for again with ``wait_execution``."""
+DEFAULT_WAIT_S = DEFAULT_WAIT
+MAX_WAIT_S = MAX_WAIT
 
 WAIT_PARAMETER = (
     "Optional. Seconds to wait for the program before answering (0 to {max:g}, default {default:g}). A "
     'program still running then keeps running: the answer has status "running", what it printed and '
     "called so far, and its execution_id for wait_execution and cancel_execution."
+)
+FOLLOW_WAIT_PARAMETER = (
+    "Optional. Seconds to wait for the program's end (0 to {max:g}, default {default:g}); a note it sends "
+    "ends the wait sooner."
 )
 EXECUTION_ID_PARAMETER = "The execution_id of a running program, as execute_python's answer gave it."
 WAIT_EXECUTION_DESCRIPTION = (
@@ -62,12 +73,10 @@ def running_text(update: JobUpdate, *, tool_calls: int, budget: int) -> ResultTe
     """A running program as the model reads it: what came since the last answer, then how to go on.
 
     ``tool_calls``: calls so far in all; ``budget``: the characters the text is cut to (the update's own
-    output was already cut to fit; what is left out comes with the next wait).
+    output was already cut to fit; what is left out comes with the next wait). An update of a program
+    that ended with more output than fitted says so: its result comes with the rest.
     """
-    body = [update.stdout, update.stderr]
-    for note in update.notes:
-        data = f" {json.dumps(note['data'], ensure_ascii=False)}" if note["data"] else ""
-        body.append(f"[note at {note['at_ms'] / 1000:.1f} s] {note['message']}{data}\n")
+    body = progress_lines(update)
     for call in update.calls:
         if call["status"] == "running":
             body.append(f"[call #{call['seq']} {call['tool']} running]\n")
@@ -77,10 +86,40 @@ def running_text(update: JobUpdate, *, tool_calls: int, budget: int) -> ResultTe
             f"[{update.output_left} more characters printed since; the next wait_execution returns them]\n"
         )
     ident = update.execution_id
-    tail.append(
-        f"[running for {update.elapsed_s:.1f} s, {tool_calls} tool call{'s' * (tool_calls != 1)} so far; "
-        f"execution_id {ident}: wait_execution(execution_id={ident!r}) for more and its result, or "
-        f"cancel_execution(execution_id={ident!r}) to stop it]\n"
-    )
-    text = "".join(part if part.endswith("\n") or not part else part + "\n" for part in body)
-    return ResultText(text, "".join(tail))
+    if update.state == "ended":
+        tail.append(
+            f"[the program ended after {update.elapsed_s:.1f} s; wait_execution(execution_id={ident!r}) "
+            "returns the rest of its output and its result]\n"
+        )
+    else:
+        tail.append(
+            f"[running for {update.elapsed_s:.1f} s, {tool_calls} tool call{'s' * (tool_calls != 1)} so far; "
+            f"execution_id {ident}: wait_execution(execution_id={ident!r}) for more and its result, or "
+            f"cancel_execution(execution_id={ident!r}) to stop it]\n"
+        )
+    return ResultText(_lines(body), "".join(tail))
+
+
+def ended_text(result: ExecutionResult, update: JobUpdate, *, budget: int | None = None) -> ResultText:
+    """A program's end as the model reads it after answers that said it was running.
+
+    The output and notes since the last answer (``update``, read with ``result`` complete), then what
+    ``execution_text`` says of any result: the value, the error, the artifacts, the status line. The
+    output the model already read is not sent again.
+    """
+    unseen = replace(result, stdout=_lines(progress_lines(update)), stderr="")
+    return execution_text(unseen, budget)
+
+
+def progress_lines(update: JobUpdate) -> list[str]:
+    """What an update shows of the program's own doing: its output, then its notes, one line each."""
+    body = [update.stdout, update.stderr]
+    for note in update.notes:
+        data = f" {json.dumps(note['data'], ensure_ascii=False)}" if note["data"] else ""
+        body.append(f"[note at {note['at_ms'] / 1000:.1f} s] {note['message']}{data}\n")
+    return body
+
+
+def _lines(parts: list[str]) -> str:
+    """The parts joined, each ending its line."""
+    return "".join(part if part.endswith("\n") or not part else part + "\n" for part in parts)

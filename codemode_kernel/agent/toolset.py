@@ -25,8 +25,22 @@ from . import prompt
 from .artifact_tools import ARTIFACT_TOOLS
 from .modules import importable_modules
 from .options import AgentOptions
+from .running import (
+    CANCEL_EXECUTION,
+    CANCEL_EXECUTION_DESCRIPTION,
+    DEFAULT_WAIT_S,
+    EXECUTION_ID_PARAMETER,
+    FOLLOW_UP_TOOLS,
+    FOLLOW_WAIT_PARAMETER,
+    LIST_EXECUTIONS,
+    LIST_EXECUTIONS_DESCRIPTION,
+    MAX_WAIT_S,
+    WAIT_EXECUTION,
+    WAIT_EXECUTION_DESCRIPTION,
+    WAIT_PARAMETER,
+)
 
-__all__ = ["AgentToolset", "build_toolset", "compact_listing"]
+__all__ = ["AgentToolset", "build_toolset", "compact_listing", "follow_up_definitions"]
 
 _NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX_NAME = 64  # what OpenAI and Anthropic accept: ^[a-zA-Z0-9_-]{1,64}$
@@ -64,6 +78,14 @@ class AgentToolset:
         """The ``execute_python`` definition (None when it is not offered)."""
         return self.definitions[0] if self.offers_code else None
 
+    def offered(self, *, ran_on: bool) -> tuple[ToolDefinition, ...]:
+        """The definitions of a request.
+
+        ``ran_on``: a program of the conversation ran on past its wait, so wait_execution,
+        cancel_execution and list_executions are offered too (from then on).
+        """
+        return self.definitions + follow_up_definitions() if ran_on and self.offers_code else self.definitions
+
 
 def build_toolset(
     models: Sequence[ToolModel],
@@ -94,11 +116,12 @@ def build_toolset(
     if not settings.enabled:
         # Classic mode, with execute_python offered beside every tool (seed 004): each tool is both an
         # ordinary tool and a function in programs, and the artifacts are ordinary tools too.
-        classic = _classic_tools(specs, reserved={prompt.EXECUTE_PYTHON, *ARTIFACT_TOOLS})
+        classic = _classic_tools(specs, reserved={prompt.EXECUTE_PYTHON, *FOLLOW_UP_TOOLS, *ARTIFACT_TOOLS})
         in_code_keys = set()
     else:
         classic = _classic_tools(
-            [s for s in specs if (s.server, s.name) not in in_code_keys], reserved={prompt.EXECUTE_PYTHON}
+            [s for s in specs if (s.server, s.name) not in in_code_keys],
+            reserved={prompt.EXECUTE_PYTHON, *FOLLOW_UP_TOOLS},
         )
     listing, compact = _listing(in_code, options)
     picked: list[ToolModel] = []
@@ -186,9 +209,35 @@ def _execute_python_parameters(settings: CodeModeSettings) -> dict[str, Any]:
                 "maximum": math.floor(settings.max_timeout),
                 "description": prompt.timeout_parameter(settings.timeout, settings.max_timeout),
             },
+            "wait_s": _wait_parameter(),
         },
         "required": ["code"],
     }
+
+
+def _wait_parameter(words: str = WAIT_PARAMETER) -> dict[str, Any]:
+    description = words.format(max=MAX_WAIT_S, default=DEFAULT_WAIT_S)
+    return {"type": "number", "minimum": 0, "maximum": MAX_WAIT_S, "description": description}
+
+
+def follow_up_definitions() -> tuple[ToolDefinition, ...]:
+    """wait_execution, cancel_execution and list_executions, as the model is offered them."""
+    execution_id = {"type": "string", "description": EXECUTION_ID_PARAMETER}
+
+    def taking(properties: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": properties, "required": ["execution_id"]}
+
+    return (
+        ToolDefinition(
+            WAIT_EXECUTION,
+            WAIT_EXECUTION_DESCRIPTION,
+            taking({"execution_id": execution_id, "wait_s": _wait_parameter(FOLLOW_WAIT_PARAMETER)}),
+        ),
+        ToolDefinition(
+            CANCEL_EXECUTION, CANCEL_EXECUTION_DESCRIPTION, taking({"execution_id": execution_id})
+        ),
+        ToolDefinition(LIST_EXECUTIONS, LIST_EXECUTIONS_DESCRIPTION, {"type": "object", "properties": {}}),
+    )
 
 
 def _classic_tools(specs: Sequence[ToolSpec], *, reserved: set[str]) -> dict[str, ToolSpec]:

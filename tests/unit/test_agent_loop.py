@@ -372,12 +372,24 @@ class InternalFailure:
     def __init__(self, real: Executor) -> None:
         self.artifacts = real.artifacts
 
-    async def arun(self, code: str, **_: Any) -> ExecutionResult:
-        return ExecutionResult(
-            status="internal",
-            execution_id="x",
-            error={"type": "InternalError", "message": "could not start a worker: no zygote"},
+    def start(self, code: str, **_: Any) -> Ended:
+        return Ended(
+            ExecutionResult(
+                status="internal",
+                execution_id="x",
+                error={"type": "InternalError", "message": "could not start a worker: no zygote"},
+            )
         )
+
+
+class Ended:
+    """A background run that ended at once (what the agent reads of ``executor.jobs.Job``)."""
+
+    def __init__(self, result: ExecutionResult) -> None:
+        self.result, self.execution_id, self.done = result, result.execution_id, True
+
+    async def wait_async(self, timeout: float, *, until_note: bool = False) -> ExecutionResult:
+        return self.result
 
 
 def test_an_internal_failure_stops_the_agent_and_tells_the_user(toolbox: Toolbox, executor: Executor) -> None:

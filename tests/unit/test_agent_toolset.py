@@ -51,7 +51,7 @@ def test_code_mode_offers_execute_python_with_typed_stubs() -> None:
         assert helper in execute.description
     assert "llm(" not in execute.description  # only when the executor can answer it
     assert execute.parameters["required"] == ["code"]
-    assert set(execute.parameters["properties"]) == {"code", "timeout"}
+    assert set(execute.parameters["properties"]) == {"code", "timeout", "wait_s"}
     assert "execute_python" in toolset.system and len(toolset.system) < 600
 
 
