@@ -492,6 +492,7 @@ RECORD_TYPES: tuple[Any, ...] = (
     CallTimes,
     PendingCall,
     NodeAttempt,
+    NoteRecord,
     ExecutionRecord,
     TraceRecord,
     TraceMetadata,

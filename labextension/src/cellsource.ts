@@ -37,13 +37,27 @@ export function asCodemodeSource(source: string): { source: string } | { error: 
  * own options kept), or `%%codemode --replay` above plain Python. The cell itself is not changed.
  */
 export function replaySource(source: string): { source: string } | { error: string } {
+  return withOption(source, '--replay');
+}
+
+/**
+ * The code that runs the cell in the background: its `%%codemode` line with `--background` added (the
+ * cell's own options kept, `--out` among them), or `%%codemode --background` above plain Python. The cell
+ * itself is not changed: running it again runs it in the foreground.
+ */
+export function backgroundSource(source: string): { source: string } | { error: string } {
+  return withOption(source, '--background');
+}
+
+/** The source as a `%%codemode` cell whose first line has `option` (added at its end when missing). */
+function withOption(source: string, option: string): { source: string } | { error: string } {
   const converted = asCodemodeSource(source);
   if ('error' in converted) {
     return converted;
   }
   const [first, ...rest] = converted.source.split('\n');
-  if (/(^|\s)--replay(\s|$)/.test(first)) {
+  if (new RegExp(`(^|\\s)${option}(\\s|$)`).test(first)) {
     return converted;
   }
-  return { source: [`${first.replace(/\s+$/, '')} --replay`, ...rest].join('\n') };
+  return { source: [`${first.replace(/\s+$/, '')} ${option}`, ...rest].join('\n') };
 }

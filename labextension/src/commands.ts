@@ -7,11 +7,12 @@ import { CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 import { OutputArea } from '@jupyterlab/outputarea';
 
-import { asCodemodeSource, replaySource } from './cellsource';
+import { asCodemodeSource, backgroundSource, replaySource } from './cellsource';
 
 export namespace CommandIDs {
   export const runAsCodemode = 'codemode:run-cell-as-codemode';
   export const replayCell = 'codemode:replay-cell';
+  export const runInBackground = 'codemode:run-cell-in-background';
   export const openSidebar = 'codemode:open-sidebar';
   export const openArtifact = 'codemode:open-artifact';
 }
@@ -70,23 +71,36 @@ export function addCellCommands(app: JupyterFrontEnd, tracker: INotebookTracker)
     caption:
       'Run the cell again as %%codemode --replay: tool results come from its last record, no server is called',
     isEnabled: enabled,
-    execute: async () => {
-      const active = activeProgram(tracker, replaySource);
-      if (!active) {
-        return;
-      }
-      const { panel, cell, source } = active;
-      // The cell keeps its source; the kernel finds the record by the cell's id.
-      const metadata = { cellId: cell.model.sharedModel.getId(), deletedCells: [], recordTiming: false };
-      const reply = await OutputArea.execute(
-        source,
-        cell.outputArea,
-        panel.sessionContext,
-        metadata
-      );
-      if (reply?.content.status === 'ok' || reply?.content.status === 'error') {
-        cell.model.executionCount = reply.content.execution_count;
-      }
-    }
+    execute: () => runAs(tracker, replaySource)
   });
+
+  app.commands.addCommand(CommandIDs.runInBackground, {
+    label: 'Run Cell in Background',
+    caption:
+      'Run the cell as %%codemode --background: the cell ends at once, its live trace keeps updating while ' +
+      'other cells run (%codemode jobs, wait ID, cancel ID)',
+    isEnabled: enabled,
+    execute: () => runAs(tracker, backgroundSource)
+  });
+}
+
+/**
+ * Run the active cell's source made into a program by `program` (the cell keeps its own source): its
+ * output area shows what the kernel sends, later updates of a background run included, as a run does.
+ */
+async function runAs(
+  tracker: INotebookTracker,
+  program: (source: string) => { source: string } | { error: string }
+): Promise<void> {
+  const active = activeProgram(tracker, program);
+  if (!active) {
+    return;
+  }
+  const { panel, cell, source } = active;
+  // The kernel finds a cell's record (--replay) by the cell's id.
+  const metadata = { cellId: cell.model.sharedModel.getId(), deletedCells: [], recordTiming: false };
+  const reply = await OutputArea.execute(source, cell.outputArea, panel.sessionContext, metadata);
+  if (reply?.content.status === 'ok' || reply?.content.status === 'error') {
+    cell.model.executionCount = reply.content.execution_count;
+  }
 }

@@ -61,7 +61,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     addCellCommands(app, tracker);
 
-    for (const command of [CommandIDs.runAsCodemode, CommandIDs.replayCell, CommandIDs.openSidebar]) {
+    const cellCommands = [CommandIDs.runAsCodemode, CommandIDs.runInBackground, CommandIDs.replayCell];
+    for (const command of [...cellCommands, CommandIDs.openSidebar]) {
       palette?.addItem({ command, category: CATEGORY });
     }
     app.contextMenu.addItem({
@@ -69,7 +70,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       selector: '.jp-Notebook .jp-CodeCell',
       rank: 30
     });
-    for (const [rank, command] of [CommandIDs.runAsCodemode, CommandIDs.replayCell].entries()) {
+    for (const [rank, command] of cellCommands.entries()) {
       app.contextMenu.addItem({ command, selector: '.jp-Notebook .jp-CodeCell', rank: 31 + rank });
     }
   }

@@ -222,6 +222,16 @@ export interface NodeAttempt {
   outcome: string;
 }
 
+/** A note the program sent with `notify(message, **data)`, as whoever watched the run got it. */
+export interface NoteRecord {
+  /** At most `NOTE_MESSAGE_CHARS` characters (a longer one is cut, and says so). */
+  message: string;
+  /** The keyword arguments, JSON values (at most `NOTE_DATA_BYTES` as JSON, else `{"cut": size}`). */
+  data: Record<string, unknown>;
+  /** Milliseconds since the run was asked for. */
+  at_ms: number;
+}
+
 /** What a run's record and its trace share: how it ended, its value or error, what it printed. */
 export interface _Outcome {
   status: ExecutionStatus;

@@ -1,4 +1,4 @@
-import { asCodemodeSource, isCodemodeCell, replaySource } from '../cellsource';
+import { asCodemodeSource, backgroundSource, isCodemodeCell, replaySource } from '../cellsource';
 
 describe('run a cell as %%codemode', () => {
   it('puts %%codemode above plain Python', () => {
@@ -41,5 +41,27 @@ describe('replay a cell', () => {
   it('keeps a cell that replays already as it is', () => {
     const cell = '%%codemode --replay --quiet\n1';
     expect(replaySource(cell)).toEqual({ source: cell });
+  });
+});
+
+describe('run a cell in the background', () => {
+  it('adds --background to the cell’s own %%codemode line, keeping --out', () => {
+    expect(backgroundSource('%%codemode --out temps\nget_city(name="Oslo")')).toEqual({
+      source: '%%codemode --out temps --background\nget_city(name="Oslo")'
+    });
+  });
+
+  it('runs plain Python as %%codemode --background', () => {
+    expect(backgroundSource('get_city(name="Oslo")')).toEqual({
+      source: '%%codemode --background\nget_city(name="Oslo")'
+    });
+  });
+
+  it('keeps a background cell as it is, and refuses another cell magic', () => {
+    const cell = '%%codemode --background\n1';
+    expect(backgroundSource(cell)).toEqual({ source: cell });
+    expect(backgroundSource('%%agent\nhello')).toEqual({
+      error: 'This cell is a %%agent cell; only Python code can run as %%codemode.'
+    });
   });
 });

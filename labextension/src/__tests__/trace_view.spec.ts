@@ -674,3 +674,45 @@ describe('malformed records', () => {
     expect(view.node.isConnected).toBe(false);
   });
 });
+
+describe('a background run', () => {
+  const trace = (status: string, notes: unknown[], extra: Record<string, unknown> = {}) => ({
+    status,
+    code: 'notify("x")',
+    value: null,
+    error: null,
+    stdout: '',
+    stderr: '',
+    tool_calls: [],
+    artifacts: [],
+    timeout_s: 30,
+    notes,
+    ...extra
+  });
+
+  it('shows the notes the program sent, live, and its data as key=value', () => {
+    const view = show(trace('running', [{ message: 'half way', data: { done: 3 } }]));
+    expect(all(view.node, 'note-item').map(n => n.textContent)).toEqual(['half way · done=3']);
+    const more = [{ message: 'half way', data: { done: 3 } }, { message: 'almost', data: {} }];
+    view.update(trace('running', more));
+    expect(all(view.node, 'note-item').map(n => n.textContent)).toEqual(['half way · done=3', 'almost']);
+  });
+
+  it('lists the last notes of many, counting the others (those dropped too)', () => {
+    const notes = Array.from({ length: 25 }, (_, i) => ({ message: `step ${i}`, data: {} }));
+    const view = show(trace('ok', notes, { notes_dropped: 5 }));
+    const items = all(view.node, 'note-item');
+    expect(items.length).toBe(20);
+    expect(items[19].textContent).toBe('step 24');
+    expect(one(view.node, 'notes').textContent).toContain('… 10 earlier notes');
+  });
+
+  it('shows cancelled in its own colour class, not as a failure', () => {
+    const error = { type: 'Cancelled', message: 'the program was stopped by %codemode cancel after 2.0 s' };
+    const view = show(trace('cancelled', [], { error }));
+    const badge = one(one(view.node, 'header'), 'badge');
+    expect(badge.className).toContain('jp-codemode-badge-cancelled');
+    expect(badge.textContent).toBe('■ cancelled');
+    expect(all(view.node, 'notes')[0].hidden).toBe(true);
+  });
+});

@@ -1,5 +1,6 @@
 /**
- * Status badges: green for ok, amber while running, red for every kind of failure.
+ * Status badges: green for ok, amber while running, grey for cancelled (someone stopped the run: not the
+ * program's failure), red for every kind of failure.
  */
 
 import { appendMarked, h, markText } from '../common/dom';
@@ -7,15 +8,15 @@ import { clip } from '../common/format';
 
 const RUNNING = new Set(['running', 'pending']);
 
-/** `ok`, `running` or `failed`: the colour class of a call's or a run's status. */
-export function statusCategory(status: string): 'ok' | 'running' | 'failed' {
-  if (status === 'ok') {
-    return 'ok';
+/** `ok`, `running`, `cancelled` or `failed`: the colour class of a call's or a run's status. */
+export function statusCategory(status: string): 'ok' | 'running' | 'cancelled' | 'failed' {
+  if (status === 'ok' || status === 'cancelled') {
+    return status;
   }
   return RUNNING.has(status) ? 'running' : 'failed';
 }
 
-const MARKS = { ok: '✓', running: '…', failed: '✗' };
+const MARKS = { ok: '✓', running: '…', cancelled: '■', failed: '✗' };
 
 /**
  * A badge with a mark and the status word (the word as text, whatever it is, bidirectional controls

@@ -16,6 +16,7 @@ import type {
   CallTimes,
   ErrorRecord,
   NodeAttempt,
+  NoteRecord,
   PendingCall,
   TraceArtifact,
   TraceCall,
@@ -107,6 +108,12 @@ export interface INodeAttempt {
   outcome: string;
 }
 
+/** What the program said with `notify(message, **data)`, in order. */
+export interface INote {
+  message: string;
+  data: Record<string, unknown>;
+}
+
 /** A whole trace. */
 export interface ITrace {
   /** False when the data was not a trace object at all. */
@@ -128,6 +135,9 @@ export interface ITrace {
   protections: string[];
   /** On a Ray cluster: the node of each attempt, in order (more than one when a lost node moved the run). */
   nodes: INodeAttempt[];
+  /** The program's notes (`notify()`), live and at the end; `notesDropped` more were counted, not kept. */
+  notes: INote[];
+  notesDropped: number;
 }
 
 /** `value` as text: strings as they are, numbers and booleans written out, anything else as JSON. */
@@ -268,6 +278,16 @@ export function parseNodes(value: unknown): INodeAttempt[] {
     .filter(attempt => attempt.node !== '');
 }
 
+/** A trace's `notes`: each with a message or data (an entry that is neither is left out). */
+export function parseNotes(value: unknown): INote[] {
+  return asList(value)
+    .map(entry => {
+      const note: Untrusted<NoteRecord> = asObject(entry) ?? {};
+      return { message: asText(note.message), data: asObject(note.data) ?? {} };
+    })
+    .filter(note => note.message !== '' || Object.keys(note.data).length > 0);
+}
+
 /** Read a trace from an output's data and metadata (either may be anything). */
 export function parseTrace(data: unknown, metadata?: unknown): ITrace {
   const trace = unwrap(data);
@@ -307,7 +327,9 @@ export function parseTrace(data: unknown, metadata?: unknown): ITrace {
     executionId: asText(meta.execution_id),
     durationMs: asNumber(meta.duration_ms),
     protections: asList(meta.protections).map(asText),
-    nodes: parseNodes(meta.nodes)
+    nodes: parseNodes(meta.nodes),
+    notes: parseNotes(record.notes),
+    notesDropped: Math.max(0, asNumber(record.notes_dropped) ?? 0)
   };
 }
 

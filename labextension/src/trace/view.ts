@@ -21,6 +21,8 @@ import { valueNode } from './result';
 import { streamBlock } from './text';
 
 const REPLAYED = 'replayed from the record: no server was called';
+/** Notes the view lists (the last ones); the record keeps them all. */
+const NOTES_SHOWN = 20;
 
 /** A section that is rebuilt only when its signature changes. */
 class Section {
@@ -59,6 +61,7 @@ export class TraceView {
   private _notice: HTMLElement;
   private _calls: CallList;
   private _callsSection: HTMLElement;
+  private _notes = new Section('notes');
   private _pending = new Section('pending');
   private _value = new Section('value-section');
   private _error = new Section('error-section');
@@ -80,6 +83,7 @@ export class TraceView {
     this.node.append(
       this._header,
       this._notice,
+      this._notes.node,
       this._callsSection,
       this._pending.node,
       this._value.node,
@@ -134,6 +138,9 @@ export class TraceView {
       this._notice.textContent = 'This output holds no codemode trace that can be read.';
       this._notice.hidden = false;
     }
+    this._notes.set(trace.notes.length ? toJson([trace.notes, trace.notesDropped]) : null, node => {
+      this._renderNotes(node, trace);
+    });
     const live = trace.status === 'running' || trace.status === 'pending';
     this._callsSection.hidden = trace.calls.length === 0;
     this._calls.update(trace.calls, live);
@@ -217,6 +224,29 @@ export class TraceView {
       title.push(`sandbox: ${clip(trace.protections.join(', '), 1000)}`);
     }
     header.title = title.join('\n');
+  }
+
+  /** The notes, newest last; the last `NOTES_SHOWN` of a long run, with a count of the others. */
+  private _renderNotes(node: HTMLElement, trace: ITrace): void {
+    node.appendChild(h('div', 'label', 'notes'));
+    const shown = trace.notes.slice(-NOTES_SHOWN);
+    const earlier = trace.notes.length - shown.length + trace.notesDropped;
+    if (earlier > 0) {
+      node.appendChild(h('div', 'muted', `… ${plural(earlier, 'earlier note')}`));
+    }
+    const list = h('ul', 'note-list');
+    for (const note of shown) {
+      const item = h('li', 'note-item');
+      appendMarked(item, clip(note.message, 2000));
+      const fields = Object.entries(note.data).map(([key, value]) => `${key}=${toJson(value)}`);
+      if (fields.length) {
+        const data = h('span', 'muted');
+        appendMarked(data, ` · ${clip(fields.join(' '), 2000)}`);
+        item.appendChild(data);
+      }
+      list.appendChild(item);
+    }
+    node.appendChild(list);
   }
 
   private _renderArtifacts(node: HTMLElement, trace: ITrace): void {
