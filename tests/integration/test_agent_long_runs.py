@@ -29,7 +29,9 @@ from codemode_kernel.agent import (
     ExecutionRunning,
 )
 from codemode_kernel.config import CodeModeSettings, load_config
+from codemode_kernel.core.toolspec import ToolSpec
 from codemode_kernel.executor import Executor
+from codemode_kernel.executor.owned import OwnedTool, answered, call_result
 from codemode_kernel.llm import OpenAIChatModel
 from codemode_kernel.llm.scripted import ScriptedModelServer, ScriptedRequest, ScriptedToolCall, ScriptedTurn
 
@@ -270,3 +272,43 @@ def test_a_request_that_times_out_while_waiting_stops_the_program_and_records_it
     assert execution.status == "cancelled"
     assert counted(calls_log, "late-never") == 0
     assert executor.jobs == []
+
+
+def test_a_program_that_ends_pending_in_a_wait_runs_again_with_the_answers_on_resume(
+    toolbox: Toolbox, executor: Executor
+) -> None:
+    search = ToolSpec(
+        server="client",
+        name="web_search",
+        description="Search the web (the caller runs it).",
+        input_schema={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    )
+    program = 'import time\nprint("searching soon")\ntime.sleep(4)\nprint(web_search(query="news"))'
+    turns = [
+        ScriptedTurn(tool_calls=[call(EXECUTE_PYTHON, code=program, wait_s=1)]),
+        lambda request: ScriptedTurn(
+            tool_calls=[call("wait_execution", execution_id=execution_id_in(request), wait_s=60)]
+        ),
+        "The news is in.",
+    ]
+    with ScriptedModelServer(turns) as server:
+        agent = new_agent(toolbox, executor, server)
+
+        async def steps() -> tuple[str, list[Any], AgentResult]:
+            try:
+                first = await agent.run("News?", tools=[OwnedTool(search)])
+                status, pending = first.status, list(first.pending_calls)
+                return status, pending, await agent.resume([answered(pending[0], call_result("NEWS"))])
+            finally:
+                await agent.model.aclose()  # type: ignore[attr-defined]
+
+        status, pending, result = asyncio.run(steps())
+
+    assert status == "pending" and [c["arguments"] for c in pending] == [{"query": "news"}]
+    assert result.status == "answered" and result.answer == "The news is in."
+    third = model_requests(server)[2]
+    assert "NEWS" in third.tool_results[1] and "[ok in " in third.tool_results[1]
+    started, resumed = result.steps[0].actions[0], result.steps[1].actions[0]
+    assert started.ran_on and started.execution is not None and started.execution.status == "pending"
+    assert resumed.call.name == "wait_execution" and resumed.execution is not None
+    assert resumed.execution.status == "ok" and resumed.execution.stdout == "searching soon\nNEWS\n"
