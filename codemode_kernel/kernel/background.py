@@ -39,6 +39,8 @@ from .pump import DONE, pump
 
 __all__ = ["BackgroundApprover", "BackgroundRun", "BackgroundRuns", "JobNotFound"]
 
+KEPT_ENDED = 200
+"""Ended runs ``jobs`` keeps (the oldest go first); each holds its output and record until dropped."""
 SHUTDOWN_WAIT = 4.0
 """Seconds a shutdown waits for the cancelled runs' records to reach their cells. jupyter_client kills a
 kernel that has not exited 5 s after a shutdown request; a program stops within a moment of SIGINT unless
@@ -204,6 +206,9 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
         run = BackgroundRun(job, out, first_line)
         with self._lock:
             self._runs[run.id] = run
+            ended = [key for key, kept in self._runs.items() if kept.job.done]
+            for key in ended[: max(0, len(ended) - KEPT_ENDED)]:
+                del self._runs[key]
         tick = live.tick if live is not None else (lambda: None)
 
         def follow() -> None:
@@ -242,7 +247,8 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
 
         At most ``SHUTDOWN_WAIT`` seconds in all.
         """
-        running = [run for run in self._runs.values() if not run.job.done]
+        with self._lock:
+            running = [run for run in self._runs.values() if not run.job.done]
         for run in running:
             run.job.cancel(by=by)
         deadline = time.monotonic() + SHUTDOWN_WAIT

@@ -65,6 +65,8 @@ def _find(
 
 def _wait(runs: BackgroundRuns, namespace: dict[str, Any], run: BackgroundRun, timeout: float | None) -> str:
     """Block until the run ends; an interrupt stops the waiting (said), never the run."""
+    if run.result is None:
+        print(f"codemode: waiting for job {run.id} (an interrupt stops the waiting, not the job)", flush=True)
     try:
         result = run.wait(timeout)
     except KeyboardInterrupt:

@@ -217,6 +217,22 @@ def test_jobs_wait_and_cancel(lab_kernel: Kernel) -> None:
     )
 
 
+def test_interrupting_a_wait_stops_the_waiting_not_the_run(lab_kernel: Kernel) -> None:
+    iopub = Iopub(lab_kernel)
+    cell, _ = iopub.run(SPACED.replace("--out spaced", ""))
+    job = _job_id(iopub.of(cell))
+    waiting = lab_kernel.client.execute(f"%codemode wait {job}")
+    iopub.until(lambda _: "waiting for job" in iopub.of(waiting).stream(), 30, "the wait's first line")
+    lab_kernel.manager.interrupt_kernel()
+    reply = shell_reply(lab_kernel, waiting)
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    iopub.until(iopub.idle(waiting), 30, "idle after the interrupted wait")
+    assert f"stopped waiting; job {job} still runs" in iopub.of(waiting).stream("stderr")
+    iopub.until(iopub.ended(cell), 60, "the background record")
+    final = _final(iopub.of(cell))
+    assert final is not None and final["status"] == "ok" and final["value"]["data"] == 6, final
+
+
 def test_a_restart_cancels_a_background_run_and_its_cell_says_so(jupyter_path: Path, tmp_path: Path) -> None:
     with kernel_in(jupyter_path, tmp_path, {}) as kernel:
         _announce(kernel)
