@@ -25,6 +25,7 @@ from ..agent import (
     CodeRequested,
     ExecutionFinished,
     ExecutionOutput,
+    ExecutionRunning,
     ExecutionToolCall,
     FinalAnswer,
     StepFinished,
@@ -49,8 +50,10 @@ class AgentView:
     def __init__(self, *, live: bool, trace_mime: bool = False) -> None:
         self._watched = live
         self._trace_mime = trace_mime
-        self._live: LiveView | None = None
-        self._code: str | None = None
+        self._live: dict[str, LiveView] = {}
+        """The live trace of each program still running, by its execute_python call (several run at once
+        when one runs on past its wait)."""
+        self._code: dict[str, str] = {}
         self._text: dict[int, str] = {}
         self._text_display: dict[int, str] = {}
 
@@ -66,15 +69,18 @@ class AgentView:
                 call = f"{event.name}({arguments_text(event.arguments)})"
                 _show(f"tool call: {call}", f"<code>{html.escape(call)}</code>")
         elif isinstance(event, ExecutionToolCall):
-            if self._live is not None:
-                self._live.call(event.record)
+            if event.call_id in self._live:
+                self._live[event.call_id].call(event.record)
         elif isinstance(event, ExecutionOutput):
             print(event.text, end="", flush=True)
+        elif isinstance(event, ExecutionRunning):
+            text = f"{event.execution_id} runs on: the model may wait for it, stop it, or go on"
+            _show(text, f"<small>{html.escape(text)}</small>")
         elif isinstance(event, ExecutionFinished):
-            data, metadata = result_bundle(event.result, code=self._code)
-            if self._live is not None:
-                self._live.finish(data, metadata)
-                self._live = None
+            data, metadata = result_bundle(event.result, code=self._code.pop(event.call_id, None))
+            live = self._live.pop(event.call_id, None)
+            if live is not None:
+                live.finish(data, metadata)
             else:
                 display(data, raw=True, metadata=metadata)  # type: ignore[no-untyped-call]
         elif isinstance(event, ToolCallFinished):
@@ -92,8 +98,8 @@ class AgentView:
 
     def tick(self) -> None:
         """Refresh the live trace's clock (called while waiting for events)."""
-        if self._live is not None:
-            self._live.tick()
+        for live in self._live.values():
+            live.tick()
 
     def close(self) -> None:
         """Remove a live view left open (an interrupt)."""
@@ -156,10 +162,11 @@ class AgentView:
             },
             raw=True,
         )
-        self._code = event.code
+        self._code[event.call_id] = event.code
         if self._watched:
-            self._live = open_live_view(event.code, timeout=event.timeout, trace_mime=self._trace_mime)
-            self._live.show()
+            live = open_live_view(event.code, timeout=event.timeout, trace_mime=self._trace_mime)
+            self._live[event.call_id] = live
+            live.show()
 
     def _show_step(self, event: StepFinished, *, into: str | None = None) -> None:
         """The step's line (tokens, times); ``into``: in that display, in place."""
@@ -171,9 +178,9 @@ class AgentView:
         _show_in({"text/plain": text, "text/html": f"<small>{html.escape(text)}</small>"}, into)
 
     def _close_live(self) -> None:
-        if self._live is not None:
-            self._live.close()
-            self._live = None
+        for live in self._live.values():
+            live.close()
+        self._live.clear()
 
 
 def answer_bundle(result: AgentResult) -> tuple[dict[str, Any], dict[str, Any]]:
