@@ -21,6 +21,7 @@ waits (a few seconds at most) for each run's record to reach its cell before the
 
 from __future__ import annotations
 
+import logging
 import queue
 import sys
 import threading
@@ -36,6 +37,8 @@ from ..executor.jobs import Job
 from ..views.live import LiveView
 from ..worker.values import decode_value
 from .pump import DONE, pump
+
+log = logging.getLogger(__name__)
 
 __all__ = ["BackgroundApprover", "BackgroundRun", "BackgroundRuns", "JobNotFound"]
 
@@ -214,8 +217,7 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
         def follow() -> None:
             with _output_of(parent):
                 try:
-                    pump(events, handle, tick)
-                    on_end(run)
+                    _follow(run, events, handle, tick, on_end)
                 finally:
                     if out is not None:
                         with self._lock:
@@ -256,6 +258,39 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
             thread.join(max(0.0, deadline - time.monotonic()))
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+
+
+def _follow(
+    run: BackgroundRun,
+    events: queue.SimpleQueue[Any],
+    handle: Callable[[Any], None],
+    tick: Callable[[], None],
+    on_end: Callable[[BackgroundRun], None],
+) -> None:
+    """Show the run's events until it ends, then its record; a view that fails says so in the cell.
+
+    The run goes on whatever the view does (its record is in ``jobs[ID].result`` at the end).
+    """
+    try:
+        pump(events, handle, tick)
+    except Exception as exc:
+        log.exception("codemode: the live view of background job %s failed", run.id)
+        print(
+            f"codemode: the live view of job {run.id} failed ({exc!r}); the record follows at the end",
+            file=sys.stderr,
+            flush=True,
+        )
+        run.job.wait()
+    try:
+        on_end(run)
+    except Exception as exc:
+        log.exception("codemode: the record of background job %s could not be shown", run.id)
+        print(
+            f"codemode: the record of job {run.id} could not be shown ({exc!r}); "
+            f"jobs[{run.id!r}].result has it",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def jobs_table(runs: list[BackgroundRun]) -> str:

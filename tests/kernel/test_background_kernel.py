@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Kernel, Reply, kernel_in, shell_reply, start_kernel
+from kernel_session import Kernel, Reply, shell_reply, start_kernel
 
 from codemode_kernel.views.display import TRACE_MIME
 
@@ -233,18 +233,32 @@ def test_interrupting_a_wait_stops_the_waiting_not_the_run(lab_kernel: Kernel) -
     assert final is not None and final["status"] == "ok" and final["value"]["data"] == 6, final
 
 
-def test_a_restart_cancels_a_background_run_and_its_cell_says_so(jupyter_path: Path, tmp_path: Path) -> None:
-    with kernel_in(jupyter_path, tmp_path, {}) as kernel:
+@pytest.mark.parametrize("restart", [True, False], ids=["restart", "shutdown"])
+def test_a_restart_or_shutdown_cancels_a_background_run_and_its_cell_says_so(
+    jupyter_path: Path, tmp_path: Path, restart: bool
+) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        kernel = start_kernel(jupyter_path, tmp_path, monkeypatch)
+    try:
         _announce(kernel)
         iopub = Iopub(kernel)
         cell, _ = iopub.run(LONG)
         iopub.until(lambda _: any(len(t["tool_calls"]) == 1 for t in _traces(iopub.of(cell))), 30, "the call")
-        kernel.manager.restart_kernel(now=False)
-        iopub.until(iopub.ended(cell), 30, "the record of the run the restart stopped")
+        if restart:
+            kernel.manager.restart_kernel(now=False)
+        else:
+            kernel.manager.shutdown_kernel(now=False)
+        iopub.until(iopub.ended(cell), 30, "the record of the run the kernel's end stopped")
         final = _final(iopub.of(cell))
         assert final is not None and final["status"] == "cancelled", final
-        assert "stopped by the kernel restarting" in final["error"]["message"]
+        by = "the kernel restarting" if restart else "the kernel shutting down"
+        assert f"stopped by {by}" in final["error"]["message"]
+        assert len(final["tool_calls"]) == 1 and final["tool_calls"][0]["status"] == "ok"
         assert "codemode: cancelled" in iopub.of(cell).outputs()[0]["data"]["text/plain"]
+    finally:  # kernel_in would shut down a kernel already shut down (its zmq context closed by then)
+        kernel.client.stop_channels()
+        if kernel.manager.has_kernel:
+            kernel.manager.shutdown_kernel(now=True)
 
 
 def test_without_the_extension_the_widget_view_updates_then_becomes_the_record(kernel: Kernel) -> None:
