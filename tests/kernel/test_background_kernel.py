@@ -28,6 +28,7 @@ SPACED = (
     "temps = []\n"
     "for i, city in enumerate(['Oslo', 'Lima', 'Pune', 'Kyiv', 'Rome', 'Doha']):\n"
     "    temps.append(get_weather(city=city, unit='celsius').temperature)\n"
+    "    print('weather of', city)\n"
     "    if i == 2:\n"
     "        notify('half way', done=3)\n"
     "    time.sleep(0.5)\n"
@@ -150,6 +151,10 @@ def test_a_background_cell_keeps_updating_while_a_foreground_cell_runs(lab_kerne
         f"the view stood still while the other cell ran: {calls}"
     )
     assert not _traces(fg), "the background view's updates went to the foreground cell"
+    assert fg.stream() == "" and "weather of Doha" not in fg.stream("stderr"), "its prints went elsewhere"
+    printed = [m["at"] for m in bg.of_type("stream") if "weather of" in m["content"]["text"]]
+    assert any(busy < at < idle for at in printed), "nothing it printed reached its cell meanwhile"
+    assert "weather of Oslo" in bg.stream() and "weather of Doha" in bg.stream()
     assert any(t.get("notes") == [{"message": "half way", "data": {"done": 3}}] for t in _traces(bg))
 
     # The end: the same record a foreground run leaves, in place of the live view (one output).
