@@ -25,6 +25,7 @@ from codemode_kernel.agent import (
     AgentEvent,
     AgentResult,
     ExecutionFinished,
+    ExecutionNote,
     ExecutionOutput,
     ExecutionRunning,
 )
@@ -43,9 +44,11 @@ FOLLOW_UPS = ["wait_execution", "cancel_execution", "list_executions"]
 
 TICKING = """\
 import time
-for i in range(7):
-    print("tick", i)
+print("tick 0")
+notify("started", ticks=7)
+for i in range(1, 7):
     time.sleep(1)
+    print("tick", i)
 "done after 7"
 """
 
@@ -129,41 +132,49 @@ def slow_call_started(toolbox: Toolbox, label: str) -> None:
 def test_a_long_program_answers_running_and_wait_execution_brings_the_rest_and_its_value(
     toolbox: Toolbox, executor: Executor
 ) -> None:
+    # The first wait ends at the program's note (whatever the machine's load), the second at its 1 s
+    # wait_s (the program is still ticking), the third at the program's end.
+    def wait(wait_s: float) -> Any:
+        return lambda request: ScriptedTurn(
+            tool_calls=[call("wait_execution", execution_id=execution_id_in(request), wait_s=wait_s)]
+        )
+
     turns = [
-        ScriptedTurn(tool_calls=[call(EXECUTE_PYTHON, code=TICKING, wait_s=1)]),
-        lambda request: ScriptedTurn(
-            tool_calls=[call("wait_execution", execution_id=execution_id_in(request), wait_s=60)]
-        ),
-        "It counted to six.",
+        ScriptedTurn(tool_calls=[call(EXECUTE_PYTHON, code=TICKING, wait_s=30)]),
+        wait(1),
+        wait(60),
+        "Done.",
     ]
     events: list[AgentEvent] = []
     with ScriptedModelServer(turns) as server:
         result = ask(new_agent(toolbox, executor, server), "Count slowly", events)
 
-    first, second, third = model_requests(server)
+    first, second, third, fourth = model_requests(server)
     assert offered(first) == [EXECUTE_PYTHON]  # nothing ran on yet: no follow-up tools
     assert "wait_s" in first.body["tools"][0]["function"]["parameters"]["properties"]
     assert "wait_execution" in first.body["tools"][0]["function"]["description"]
-    assert offered(second) == offered(third) == [EXECUTE_PYTHON, *FOLLOW_UPS]
+    assert offered(second) == offered(third) == offered(fourth) == [EXECUTE_PYTHON, *FOLLOW_UPS]
 
     running = second.tool_results[0]
-    assert running.startswith("tick 0\n"), running
-    assert "tick 6" not in running and "done after 7" not in running
+    assert running.startswith("tick 0\n[note at ") and 'started {"ticks": 7}' in running, running
     ident = execution_id_in(second)
     assert f"wait_execution(execution_id={ident!r})" in running
     assert f"cancel_execution(execution_id={ident!r})" in running
+    still = third.tool_results[1]
+    assert "[running for " in still and "done after 7" not in still and "tick 0" not in still
 
-    ended = third.tool_results[1]
+    ended = fourth.tool_results[2]
     assert "tick 6\n" in ended and "value: done after 7\n" in ended and "[ok in " in ended
     assert "tick 0\n" not in ended, "output the model already read is not sent again"
-    seen = "".join(line + "\n" for line in (running + ended).splitlines() if line.startswith("tick"))
-    assert seen == "".join(f"tick {i}\n" for i in range(7))
+    seen = "".join(line + "\n" for line in (running + still + ended).splitlines() if line.startswith("tick"))
+    assert seen == "".join(f"tick {i}\n" for i in range(7)), "every line once, in order"
 
-    assert result.answer == "It counted to six." and result.status == "answered"
+    assert result.answer == "Done." and result.status == "answered"
     [execution] = result.executions
     assert execution.status == "ok" and execution.execution_id == ident
-    started, waited = result.steps[0].actions[0], result.steps[1].actions[0]
+    started, waited = result.steps[0].actions[0], result.steps[2].actions[0]
     assert started.ran_on and started.execution is execution and started.text == running
+    assert result.steps[1].actions[0].ended is None
     assert waited.call.name == "wait_execution" and waited.ended is execution and waited.text == ended
 
     kinds = [type(e).__name__ for e in events]
@@ -174,6 +185,7 @@ def test_a_long_program_answers_running_and_wait_execution_brings_the_rest_and_i
     running_event = next(e for e in events if isinstance(e, ExecutionRunning))
     assert finished.call_id == running_event.call_id and finished.result is execution
     assert running_event.execution_id == ident
+    assert [e.note["message"] for e in events if isinstance(e, ExecutionNote)] == ["started"]
 
 
 def test_a_model_that_cancels_gets_the_cancelled_record_and_the_slow_call_never_lands(
