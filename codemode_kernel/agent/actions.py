@@ -5,6 +5,10 @@ model gets text back that says so; only the executor's own failure (status ``int
 loop to stop on. A tool the model calls itself (classic mode, a tool excluded from code mode) is the model's
 own call: the hub asks about it as it asks about a program's (``approvals.py``), the executor's approver
 deciding, and a denial is a failure the model is told about.
+
+A program runs in the background (``Executor.start``) and is waited for ``wait_s`` seconds; one still
+running then is answered as running and kept in the conversation's table (``background.py``), where
+wait_execution, cancel_execution and list_executions find it.
 """
 
 from __future__ import annotations
@@ -267,11 +271,8 @@ class ActionRunner:
         budget = self.options.result_budget
         result = update.result
         if result is None:
-            return (
-                running_text(update, tool_calls=len(program.calls), budget=budget).render(budget),
-                False,
-                None,
-            )
+            running = running_text(update, tool_calls=len(program.calls), budget=budget)
+            return running.render(budget), False, None
         view = ended_text(result, update, budget=budget)
         saved = await self._keep_whole(view, result.execution_id)
         text = view.render(budget, saved_as=saved)
