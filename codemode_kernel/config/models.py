@@ -33,9 +33,11 @@ from ..core.limits import (
     DEFAULT_GRACE,
     DEFAULT_SESSION_IDLE,
     DEFAULT_TIMEOUT,
+    DEFAULT_WAIT,
     LONGEST_TIMEOUT,
     MAX_GRACE,
     MAX_TIMEOUT,
+    MAX_WAIT,
     MIN_GRACE,
     MIN_TIMEOUT,
 )
@@ -392,6 +394,9 @@ class ServeSettings(ConfigModel):
     """Seconds a session (``execute_python``'s ``session``) may go unused before its worker is ended."""
     max_sessions: Annotated[int, Field(strict=True, ge=1, le=1024)] = 16
     """Sessions alive at once, over every client; a new one beyond is refused until one ends or expires."""
+    wait: Annotated[float, Field(strict=True, ge=0, le=MAX_WAIT)] = DEFAULT_WAIT
+    """Seconds ``execute_python`` waits for its program unless the call says ``wait_s``; one still running
+    then is answered ``running`` and goes on (``wait_execution``): keep it below the client's tool timeout."""
 
 
 class Defaults(ConfigModel):

@@ -21,9 +21,11 @@ __all__ = [
     "DEFAULT_GRACE",
     "DEFAULT_SESSION_IDLE",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_WAIT",
     "LONGEST_TIMEOUT",
     "MAX_GRACE",
     "MAX_TIMEOUT",
+    "MAX_WAIT",
     "MIN_GRACE",
     "MIN_TIMEOUT",
     "TIMEOUT_RANGE",
@@ -67,6 +69,13 @@ MIN_GRACE = 0.0
 
 MAX_GRACE = 60.0
 """The longest grace the config accepts; a program ignoring SIGINT for longer is not finishing."""
+
+DEFAULT_WAIT = 25.0
+"""Seconds one ``execute_python`` call waits for its program before answering ``running`` (the program
+goes on; ``wait_execution`` comes back for it): below the 60 s many MCP hosts allow a tool call."""
+
+MAX_WAIT = 120.0
+"""The longest one call may wait for a program; a longer one is waited for again with ``wait_execution``."""
 
 DEFAULT_SESSION_IDLE = 600.0
 """Seconds a session (globals kept between runs) may go without a run before its worker is ended: a

@@ -111,6 +111,12 @@ class Job:
         """Whether someone asked it to stop."""
         return self.run.stop.requested
 
+    @property
+    def call_count(self) -> int:
+        """Tool calls it made so far (started, running or ended)."""
+        with self._lock:
+            return len(self._calls)
+
     def elapsed(self) -> float:
         """Seconds since it was started (until its end, once it ended)."""
         result = self.result

@@ -8,6 +8,7 @@ offers (``agent.build_toolset``), so a host's model reads the same rules and typ
 # a local (its timeout text), so they must be evaluated where the function is defined.
 
 import asyncio
+import contextlib
 import functools
 import sys
 from typing import Annotated, Any, Literal
@@ -23,14 +24,25 @@ from starlette.requests import Request
 
 from .._version import __version__
 from ..agent import AgentOptions, build_toolset
-from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, TIMEOUT_PARAMETER
+from ..agent.prompt import CODE_PARAMETER, EXECUTE_PYTHON, timeout_parameter
+from ..agent.running import (
+    CANCEL_EXECUTION,
+    CANCEL_EXECUTION_DESCRIPTION,
+    EXECUTION_ID_PARAMETER,
+    LIST_EXECUTIONS,
+    LIST_EXECUTIONS_DESCRIPTION,
+    WAIT_EXECUTION,
+    WAIT_EXECUTION_DESCRIPTION,
+    WAIT_PARAMETER,
+)
 from ..config import CodeModeSettings, ServeSettings, load_config, resolve_code_mode
 from ..config.executor_choice import ExecutorChoice, chosen_executor, require_ray
 from ..core.errors import ServerBusyError, SessionLimitError, ToolNameCollisionError
-from ..core.limits import MAX_TIMEOUT, MIN_TIMEOUT, TimeoutValueError, check_timeout
+from ..core.limits import MAX_WAIT, MIN_TIMEOUT, TimeoutValueError, check_timeout
 from ..executor import ExecutionResult, Executor
 from ..toolbox import Toolbox
 from .approval import Allowances, ClientApprover
+from .background import BackgroundRun, BackgroundRuns
 from .client_tools import (
     ANSWERS_PARAMETER,
     RESUME_PARAMETER,
@@ -47,9 +59,9 @@ from .passthrough import passthrough_tools
 from .progress import ProgressRelay
 from .record import OUTPUT_RECORD
 from .refresh import ToolListRefresher
-from .reply import Finished, finish, reply
+from .reply import Finished, finish, reply, running_reply
 from .resources import add_artifact_resources
-from .rounds import AskByRound, Rounds
+from .rounds import GONE, GRACE_S, AskByRound, Rounds, WaitingRun
 from .selfref import self_reference_note, without_self
 from .sessions import SessionRef, SessionTable, client_scope
 
@@ -67,11 +79,38 @@ SESSION_PARAMETER = (
     "over HTTP without MCP sessions it is the name to pass next time."
 )
 
-TIMEOUT_SCHEMA = WithJsonSchema(
-    {"anyOf": [{"type": "number", "minimum": MIN_TIMEOUT, "maximum": MAX_TIMEOUT}, {"type": "null"}]}
+
+def _timeout_schema(maximum: float) -> WithJsonSchema:
+    """What clients are told of ``timeout``, up to ``maximum`` (``codeMode.maxTimeout``).
+
+    The value itself is checked by ``limits.check_timeout``, so a bad one gets the message every front door
+    gives instead of a validation library's report and link.
+    """
+    return WithJsonSchema(
+        {"anyOf": [{"type": "number", "minimum": MIN_TIMEOUT, "maximum": maximum}, {"type": "null"}]}
+    )
+
+
+WAIT_SCHEMA = WithJsonSchema(
+    {"anyOf": [{"type": "number", "minimum": 0, "maximum": MAX_WAIT}, {"type": "null"}]}
 )
-"""What clients are told of ``timeout``; the value itself is checked by ``limits.check_timeout``, so a bad
-one gets the message every front door gives instead of a validation library's report and link."""
+"""What clients are told of ``wait_s``; checked by ``_check_wait`` with a message naming the range."""
+
+
+def _check_wait(value: object, default: float) -> float:
+    """``wait_s`` as seconds (``default`` when not given), or a ToolError naming the range and the fix."""
+    if value is None:
+        return default
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_WAIT:
+        raise ToolError(
+            f"wait_s: {value!r} is not a number of seconds from 0 to {MAX_WAIT:g}; pass one, or leave wait_s "
+            "out for the default (a longer program is waited for again with wait_execution)"
+        )
+    return float(value)
+
 
 SESSION_REFUSED = (
     "session: not with tools or resume: a program using your tools is run again from the top in each "
@@ -103,12 +142,15 @@ def build_server(
         assert toolset.execute_python is not None  # settings.enabled is forced on by serve()
         return toolset.execute_python.description
 
-    timeout_text = TIMEOUT_PARAMETER.format(timeout=settings.timeout)
+    timeout_text = timeout_parameter(settings.timeout, settings.max_timeout)
+    timeout_schema = _timeout_schema(settings.max_timeout)
+    wait_text = WAIT_PARAMETER.format(max=MAX_WAIT, default=limits.wait)
     session_text = SESSION_PARAMETER.format(idle=f"{limits.session_idle:g}")
     admission = Admission(limits.pool_size, limits.queue_limit)
     sessions = SessionTable(limits.max_sessions, lambda: executor.sessions)
     allowances = Allowances()
     rounds = Rounds()
+    runs = BackgroundRuns()
     log_levels = LogLevels(stdio=transport == "stdio")
 
     def client_approver(ctx: Context[Any, Any], by_round: AskByRound | None) -> ClientApprover:
@@ -119,17 +161,19 @@ def build_server(
     async def execute_python(
         code: Annotated[str, Field(description=CODE_PARAMETER)],
         ctx: Context[Any, Any],
-        timeout: Annotated[Any, TIMEOUT_SCHEMA, Field(description=timeout_text)] = None,
+        timeout: Annotated[Any, timeout_schema, Field(description=timeout_text)] = None,
         session: Annotated[str | None, Field(min_length=1, max_length=100, description=session_text)] = None,
         tools: Annotated[list[dict[str, Any]] | None, Field(description=TOOLS_PARAMETER)] = None,
         resume: Annotated[dict[str, Any] | None, Field(description=RESUME_PARAMETER)] = None,
         answers: Annotated[list[dict[str, Any]] | None, Field(description=ANSWERS_PARAMETER)] = None,
+        wait_s: Annotated[Any, WAIT_SCHEMA, Field(description=wait_text)] = None,
     ) -> Annotated[CallToolResult, OUTPUT_RECORD] | InputRequiredResult:
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        wait = _check_wait(wait_s, limits.wait)
         if modern and ctx.request_state is not None:  # a retry answering the run's approval question
-            return await rounds.retry(ctx)
+            return await _retry(ctx, wait)
         try:
-            timeout = None if timeout is None else check_timeout(timeout)
+            timeout = None if timeout is None else check_timeout(timeout, maximum=settings.max_timeout)
         except TimeoutValueError as exc:
             raise ToolError(str(exc)) from None
         try:
@@ -144,13 +188,15 @@ def build_server(
         except SessionLimitError as exc:
             raise ToolError(str(exc)) from None
         allowed = allowances.of(scope)
-        relay = ProgressRelay(ctx, asyncio.get_running_loop(), functools.partial(log_levels.wants, scope))
+        loop = asyncio.get_running_loop()
+        approver = ClientApprover(ctx, loop, allowed)
+        background = BackgroundRun(scope=scope, code=code, ref=ref, client_run=run, approver=approver)
         answer = functools.partial(reply, budget=options.result_budget, ref=ref, run=run)
 
-        async def execute(by_round: AskByRound | None = None) -> Finished:
+        async def execute() -> Finished:
             try:
                 async with admission.place():
-                    result = await _run(executor, ctx, code, timeout, ref, run, allowed, relay, by_round)
+                    result = await _run(executor, background, code, timeout, ref, run)
             except ServerBusyError as exc:
                 raise ToolError(str(exc)) from None
             except ToolNameCollisionError as exc:
@@ -161,15 +207,160 @@ def build_server(
             return finished
 
         if not modern:
-            return answer(await execute())
+            background.task = asyncio.ensure_future(execute())
+            watch = asyncio.ensure_future(_cancel_when_gone(ctx, background.answer_task))
+            try:
+                return await _wait_for(background, ctx, wait, first=True)
+            finally:
+                watch.cancel()
         # 2026-07-28: an approval the program waits on ends this call with the question (rounds.py).
-        waiting = rounds.open(answer, relay)
-        rounds.start(waiting, execute(waiting.ask))
-        return await rounds.reply(waiting)
+        waiting = rounds.open(answer)
+        waiting.background = background
+        background.waiting = waiting
+        approver.rebind(ctx, waiting.ask)
+        rounds.start(waiting, execute())
+        background.task = waiting.task
+        return await _wait_for(background, ctx, wait, first=True)
+
+    async def _wait_for(
+        background: BackgroundRun, ctx: Context[Any, Any], wait: float, *, first: bool
+    ) -> CallToolResult | InputRequiredResult:
+        """Wait up to ``wait`` seconds for the run (its end, a note, a question); answer with what came.
+
+        The first call (``first``) stops the run when its client cancels it; a later wait only gives up.
+        """
+        relay = ProgressRelay(
+            ctx, asyncio.get_running_loop(), functools.partial(log_levels.wants, scope_of(ctx))
+        )
+        background.relay = relay
+        relay.start()
+        try:
+            async with background.lock:
+                answer = await _answer(background, wait, first=first)
+        except BaseException:
+            background.relay = None
+            relay.cancel()  # a failed or cancelled call sends nothing more
+            raise
+        background.relay = None
+        await relay.finish()
+        return answer
+
+    async def _answer(
+        background: BackgroundRun, wait: float, *, first: bool
+    ) -> CallToolResult | InputRequiredResult:
+        """The run's final answer, its next question, or, once ``wait`` is over, what it did since."""
+        waiting: WaitingRun[Finished] | None = background.waiting
+        if waiting is not None:
+            until = asyncio.ensure_future(background.wait(wait))
+            try:
+                outcome = await rounds.reply(waiting, until=until, stop_on_cancel=first)
+            finally:
+                until.cancel()
+            if outcome is not None:
+                if isinstance(outcome, CallToolResult):
+                    runs.collected(background)
+                return outcome
+        else:
+            try:
+                ended = await background.wait(wait)
+            except asyncio.CancelledError:
+                if first:
+                    background.answer_task.cancel()  # cancelled by the client: the program stops
+                raise
+            if ended:
+                runs.collected(background)
+                return reply(
+                    background.answer_task.result(),
+                    options.result_budget,
+                    ref=background.ref,
+                    run=background.client_run,
+                )
+        if not background.handle:
+            runs.keep(background)
+        update = background.take_update(options.result_budget // 2)
+        return running_reply(
+            background.handle, background.job, update, options.result_budget, ref=background.ref
+        )
+
+    async def _retry(ctx: Context[Any, Any], wait: float) -> CallToolResult | InputRequiredResult:
+        """A 2026-07-28 retry answering a question of a run: hand over the answer, then wait as before."""
+        assert ctx.request_state is not None
+        waiting, unanswered = rounds.resume(ctx.request_state, ctx.input_responses)
+        background = waiting.background
+        if not isinstance(background, BackgroundRun):  # a passthrough tool's state sent to execute_python
+            raise ToolError(GONE.format(grace=GRACE_S))
+        background.approver.rebind(ctx, waiting.ask)
+        if unanswered is not None:
+            answer = await rounds.reply(waiting, unanswered)
+            assert answer is not None
+            return answer
+        return await _wait_for(background, ctx, wait, first=False)
+
+    async def wait_execution(
+        execution_id: Annotated[str, Field(min_length=1, max_length=200, description=EXECUTION_ID_PARAMETER)],
+        ctx: Context[Any, Any],
+        wait_s: Annotated[Any, WAIT_SCHEMA, Field(description=wait_text)] = None,
+    ) -> Annotated[CallToolResult, OUTPUT_RECORD] | InputRequiredResult:
+        wait = _check_wait(wait_s, limits.wait)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and ctx.request_state is not None:
+            return await _retry(ctx, wait)
+        background = runs.find(client_scope(ctx, stdio=transport == "stdio"), execution_id)
+        if background.waiting is not None:
+            background.approver.rebind(ctx, background.waiting.ask)
+        else:
+            background.approver.rebind(ctx, None)
+        return await _wait_for(background, ctx, wait, first=False)
+
+    async def cancel_execution(
+        execution_id: Annotated[str, Field(min_length=1, max_length=200, description=EXECUTION_ID_PARAMETER)],
+        ctx: Context[Any, Any],
+    ) -> Annotated[CallToolResult, OUTPUT_RECORD]:
+        background = runs.find(client_scope(ctx, stdio=transport == "stdio"), execution_id)
+        if background.job is not None:
+            background.job.cancel("the client (cancel_execution)")
+        else:
+            background.answer_task.cancel()
+        try:
+            await asyncio.wait({background.answer_task}, timeout=executor.grace + 10.0)
+        finally:
+            pass
+        if not background.ended:
+            raise ToolError(f"execution_id: {execution_id!r} did not stop within {executor.grace + 10:g} s")
+        runs.collected(background)
+        if background.answer_task.cancelled():
+            raise ToolError(f"execution_id: {execution_id!r} was cancelled before it started")
+        return reply(
+            background.answer_task.result(),
+            options.result_budget,
+            ref=background.ref,
+            run=background.client_run,
+        )
+
+    async def list_executions(ctx: Context[Any, Any]) -> str:
+        scope = client_scope(ctx, stdio=transport == "stdio")
+        if scope is None:
+            return (
+                "This request has no MCP session (the 2026-07-28 protocol over HTTP), so no execution can be "
+                "listed for it: keep the execution_id each answer gave."
+            )
+        mine = runs.of(scope)
+        if not mine:
+            return "No execution of yours is running or waiting to be collected."
+        lines = [f"{r.handle}  {r.status:<9} {r.elapsed():7.1f} s  {r.first_line()}" for r in mine]
+        return "execution_id  status  seconds  program\n" + "\n".join(lines)
+
+    def scope_of(ctx: Context[Any, Any]) -> str | None:
+        return client_scope(ctx, stdio=transport == "stdio")
 
     def replace(description: str) -> None:
         server.remove_tool(EXECUTE_PYTHON)
         server.add_tool(execute_python, name=EXECUTE_PYTHON, description=description)
+
+    follow_ups = [
+        Tool.from_function(wait_execution, name=WAIT_EXECUTION, description=WAIT_EXECUTION_DESCRIPTION),
+        Tool.from_function(cancel_execution, name=CANCEL_EXECUTION, description=CANCEL_EXECUTION_DESCRIPTION),
+        Tool.from_function(list_executions, name=LIST_EXECUTIONS, description=LIST_EXECUTIONS_DESCRIPTION),
+    ]
 
     bus = InMemorySubscriptionBus()
     refresher = ToolListRefresher(describe, replace, bus)
@@ -182,6 +373,7 @@ def build_server(
         # execute_python first, then the excluded tools under their own names and schemas.
         tools=[
             Tool.from_function(execute_python, name=EXECUTE_PYTHON, description=refresher.description),
+            *follow_ups,
             *passthrough_tools(toolbox, settings, approver=client_approver, rounds=rounds),
         ],
         subscriptions=bus,
@@ -195,47 +387,39 @@ def build_server(
 
 async def _run(
     executor: Executor,
-    ctx: Context[Any, Any],
+    background: BackgroundRun,
     code: str,
     timeout: float | None,
     ref: SessionRef | None,
     client: ClientRun | None,
-    allowed: set[str],
-    relay: ProgressRelay,
-    by_round: AskByRound | None = None,
 ) -> ExecutionResult:
-    """Run one program, relaying its calls, progress and output to the client as it goes.
+    """Run one program in the background and await its result; ``background`` tells whoever waits.
 
     ``client``: the client's tools and the record of earlier rounds (``client_tools.py``). Calls that need
-    approval are asked of the client (``approval.py``; a 2026-07-28 client through ``by_round``,
-    ``rounds.py``); ``allowed``: the tools its session allowed; ``relay`` sends what happens.
+    approval are asked of the client by ``background.approver`` (``approval.py``), bound to the call that
+    waits now. Cancelled (the first call cancelled by its client, serve stopping): the program is stopped
+    as at its deadline, and its result made before the cancel goes on.
     """
-    loop = asyncio.get_running_loop()
-    relay.start()
-    running = asyncio.ensure_future(
-        executor.arun(
-            code,
-            timeout=client.timeout if client is not None else timeout,
-            session=ref.key if ref is not None else None,
-            tools=client.tools if client is not None else (),
-            replay=client.record if client is not None else None,
-            approver=ClientApprover(ctx, loop, allowed, by_round),
-            on_output=relay.on_output,
-            on_call=relay.on_call,
-            on_progress=relay.on_progress,
-        )
+    job = executor.start(
+        code,
+        timeout=client.timeout if client is not None else timeout,
+        session=ref.key if ref is not None else None,
+        tools=client.tools if client is not None else (),
+        replay=client.record if client is not None else None,
+        approver=background.approver,
+        on_output=background.on_output,
+        on_call=background.on_call,
+        on_progress=background.on_progress,
+        on_note=background.on_note,
     )
-    watch = asyncio.ensure_future(_cancel_when_gone(ctx, running))
+    background.job = job
     try:
-        result = await running
-    except BaseException:
-        running.cancel()  # cancelled by the client: the executor stops the program and its calls
-        relay.cancel()
+        return await asyncio.shield(asyncio.wrap_future(job.future))
+    except asyncio.CancelledError:
+        job.cancel("the client (it cancelled the call)")
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(asyncio.wrap_future(job.future))
         raise
-    finally:
-        watch.cancel()
-    await relay.finish()
-    return result
 
 
 async def _cancel_when_gone(ctx: Context[Any, Any], running: asyncio.Future[Any]) -> None:

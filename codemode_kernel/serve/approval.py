@@ -113,6 +113,12 @@ class ClientApprover:
         self.elicit = ClientElicitor(ctx, loop, by_round)
         """Forwards a server's question during one of this request's calls to the client (``elicit.py``)."""
 
+    def rebind(self, ctx: Context[Any, Any], by_round: AskByRound | None) -> None:
+        """Ask through ``ctx``'s request from now on (a program left running, waited on by a later call)."""
+        self._ctx = ctx
+        self._by_round = by_round
+        self.elicit = ClientElicitor(ctx, self._loop, by_round)
+
     async def __call__(self, request: ApprovalRequest) -> Decision:
         """Allow a tool allowed earlier in this session; refuse when the client cannot answer; else ask.
 

@@ -130,7 +130,9 @@ def _tool(
         relay = _ProgressRelay(context, hub)
         waiting = rounds.open(_same, relay)
         rounds.start(waiting, call(arguments, context, relay, waiting.ask))
-        return await rounds.reply(waiting)
+        answer = await rounds.reply(waiting)
+        assert answer is not None  # without ``until`` a reply waits for the end or a question
+        return answer
 
     async def call(
         arguments: dict[str, Any],

@@ -1,12 +1,13 @@
 """What a running program does, sent to the MCP client while it runs: progress and log notifications.
 
 The executor reports from the hub's thread (a call started or ended, a server's progress on a call, lines
-the program printed); the relay moves each event to the MCP server's loop and sends it there. With a
-progress token in the request, every event is a ``notifications/progress`` whose message says what
-happened; printed lines are also ``notifications/message`` entries (logger ``stdout`` / ``stderr``, level
-info / warning) for clients that asked for log messages (at or above the level a handshake-era client set
-with ``logging/setLevel``: ``loglevel.py``). Output is coalesced: a program printing in a
-tight loop costs one notification per stream per batch, never one per line.
+the program printed, a note it sent with ``notify()``); the relay moves each event to the MCP server's loop
+and sends it there. With a progress token in the request, every event is a ``notifications/progress``
+whose message says what happened; printed lines and notes are also ``notifications/message`` entries
+(logger ``stdout`` / ``stderr`` / ``note``, level info / warning / info) for clients that asked for log
+messages (at or above the level a handshake-era client set with ``logging/setLevel``: ``loglevel.py``).
+Output is coalesced: a program printing in a tight loop costs one notification per stream per batch,
+never one per line.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import LoggingLevel
 
 from ..calllog import CallRecord
+from ..core.records import NoteRecord
 
 __all__ = ["ProgressRelay"]
 
@@ -38,7 +40,7 @@ MESSAGE_LIMIT = 2000
 
 @dataclass(frozen=True)
 class _Event:
-    kind: str  # "stdout" | "stderr" | "call" | "progress"
+    kind: str  # "stdout" | "stderr" | "call" | "progress" | "note"
     text: str
 
 
@@ -88,6 +90,11 @@ class ProgressRelay:
         text = f"call #{seq} {tool}: {amount}" + (f" {message}" if message else "")
         self._put(_Event("progress", text))
 
+    def on_note(self, note: NoteRecord) -> None:
+        """A note the program sent with ``notify()`` (``on_note``): a progress message, and a log entry."""
+        data = f" {_arguments(note['data'])}" if note["data"] else ""
+        self._put(_Event("note", f"{note['message']}{data}"))
+
     def _put(self, event: _Event | None) -> None:
         # RuntimeError: the server's loop has closed (serve is stopping), so there is nobody to tell.
         with contextlib.suppress(RuntimeError):
@@ -128,8 +135,9 @@ class ProgressRelay:
         self._count += 1
         try:
             await self._ctx.report_progress(self._count, None, _label(event))
-            level: LoggingLevel = "info" if event.kind == "stdout" else "warning"
-            if event.kind in ("stdout", "stderr") and (self._wants_log is None or self._wants_log(level)):
+            level: LoggingLevel = "warning" if event.kind == "stderr" else "info"
+            logged = event.kind in ("stdout", "stderr", "note")
+            if logged and (self._wants_log is None or self._wants_log(level)):
                 with warnings.catch_warnings():
                     # Logging is deprecated by the 2026-07-28 protocol, yet hosts on earlier ones show it.
                     warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -158,7 +166,7 @@ def _cut(event: _Event) -> _Event:
 
 
 def _label(event: _Event) -> str:
-    if event.kind in ("stdout", "stderr"):
+    if event.kind in ("stdout", "stderr", "note"):
         return f"{event.kind}: {event.text.rstrip()}"
     return event.text
 

@@ -14,7 +14,14 @@ import typing_extensions
 
 from ..core import records
 
-__all__ = ["OUTPUT_RECORD", "CutNote", "ExecutionRecord", "pydantic_readable"]
+__all__ = [
+    "OUTPUT_RECORD",
+    "RECORD_STATUS",
+    "CutNote",
+    "ExecutionRecord",
+    "RunningState",
+    "pydantic_readable",
+]
 
 
 class CutNote(TypedDict):
@@ -26,6 +33,17 @@ class CutNote(TypedDict):
     """The id of the artifact holding the whole output and value; None if it could not be stored."""
     uri: str | None
     """``artifact://<id>``, to read it as a resource."""
+
+
+class RunningState(TypedDict):
+    """A program still running when the call's wait ended (status ``running`` or ``queued``)."""
+
+    elapsed_s: float
+    """Seconds it has run so far (0 while it waits for a free place)."""
+    output_left: int
+    """Characters printed since the last answer that did not fit in this one: the next wait returns them."""
+    tool_calls_so_far: int
+    """Its tool calls in all; ``tool_calls`` holds those that started or ended since the last answer."""
 
 
 class ExecutionRecord(records.ExecutionRecord):
@@ -43,6 +61,13 @@ class ExecutionRecord(records.ExecutionRecord):
     """With status ``pending``: the state to pass back as ``resume`` with the answers (client_tools.py)."""
     cut: CutNote | None
     """When the text content was cut to the budget; None when the text holds everything."""
+    running: NotRequired[RunningState]
+    """Only while it runs (status ``running`` or ``queued``): ``stdout``, ``stderr``, ``notes`` and
+    ``tool_calls`` hold what came since the last answer; ``execution_id`` names it for wait_execution."""
+
+
+RECORD_STATUS: Any = Literal[(*typing.get_args(records.ExecutionStatus), "running", "queued")]  # type: ignore[valid-type]
+"""A run's final status (``ExecutionStatus``), or ``running`` / ``queued`` for one the call left running."""
 
 
 def pydantic_readable(hint: Any) -> Any:
@@ -67,9 +92,10 @@ _MAKE_TYPEDDICT = cast("Callable[[str, dict[str, Any]], Any]", typing_extensions
 
 
 @functools.cache
-def _rebuilt(cls: Any) -> Any:
+def _rebuilt(cls: Any, overrides: tuple[tuple[str, Any], ...] = ()) -> Any:
     hints = typing.get_type_hints(cls)
     items = {name: pydantic_readable(hint) for name, hint in hints.items()}
+    items.update(overrides)
     for name in cls.__optional_keys__:
         items[name] = NotRequired[items[name]]
     rebuilt = _MAKE_TYPEDDICT(cls.__name__, items)
@@ -78,6 +104,6 @@ def _rebuilt(cls: Any) -> Any:
     return rebuilt
 
 
-OUTPUT_RECORD: Any = pydantic_readable(ExecutionRecord)
+OUTPUT_RECORD: Any = _rebuilt(ExecutionRecord, (("status", RECORD_STATUS),))
 """``ExecutionRecord`` as pydantic reads it: what ``execute_python``'s return annotation names, so the
 SDK publishes its schema as the outputSchema and checks each reply's structured content against it."""

@@ -17,14 +17,16 @@ from dataclasses import dataclass, replace
 from mcp.types import CallToolResult, TextContent
 
 from ..agent.feedback import ResultText, execution_text
+from ..agent.running import running_text
 from ..artifacts import Artifact, ArtifactStore
 from ..budget import keep_whole
 from ..executor import ExecutionResult
+from ..executor.jobs import Job, JobUpdate
 from .client_tools import ClientRun, error_hint, pending_reply
 from .resources import artifact_uri
 from .sessions import SessionRef
 
-__all__ = ["Finished", "finish", "reply"]
+__all__ = ["Finished", "finish", "reply", "running_reply"]
 
 READER = "the codemode serve client"
 """Who saw the cut, as the whole's artifact says."""
@@ -84,3 +86,51 @@ def _view(result: ExecutionResult, budget: int, ref: SessionRef | None, run: Cli
     if run is not None and result.status != "pending" and result.error is not None:
         more += error_hint(result.error, run)
     return replace(view, tail=view.tail + more)
+
+
+def running_reply(
+    handle: str, job: Job | None, update: JobUpdate | None, budget: int, *, ref: SessionRef | None
+) -> CallToolResult:
+    """The answer for a program still running when the call's wait ended: what came since, how to go on.
+
+    ``update`` holds what came since the last answer (its output already cut to fit ``budget``; the rest
+    comes with the next wait); ``job`` None: it still waits for a free place.
+    """
+    elapsed = update.elapsed_s if update is not None else 0.0
+    calls = job.call_count if job is not None else 0
+    status = "running" if job is not None else "queued"
+    record = {
+        "status": status,
+        "execution_id": handle,
+        "value": None,
+        "error": None,
+        "stdout": update.stdout if update else "",
+        "stderr": update.stderr if update else "",
+        "output_truncated": False,
+        "tool_calls": update.calls if update else [],
+        "artifacts": [],
+        "duration_ms": round(elapsed * 1000, 3),
+        "timeout_s": job.run.limit if job is not None else 0.0,
+        "protections": [],
+        "pending_calls": [],
+        "completed": False,
+        "notes": update.notes if update else [],
+        "session": ref.name if ref else None,
+        "resume": None,
+        "cut": None,
+        "running": {
+            "elapsed_s": elapsed,
+            "output_left": update.output_left if update else 0,
+            "tool_calls_so_far": calls,
+        },
+    }
+    if update is None:
+        text = (
+            f"[queued: every place is taken by other programs; execution_id {handle}: "
+            f"wait_execution(execution_id={handle!r}) to wait for it, or cancel_execution to drop it]\n"
+        )
+    else:
+        text = running_text(update, tool_calls=calls, budget=budget).render(budget)
+    if ref is not None:
+        text += f"session: {ref.name}\n"
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=record)

@@ -81,6 +81,8 @@ class WaitingRun(Generic[T]):
         self.finish = finish
         """Makes the call's result from the work's (the first round knows how)."""
         self.task: asyncio.Future[T] | None = None
+        self.background: Any = None
+        """What its caller keeps beside it (``execute_python``: its ``BackgroundRun``)."""
         self._asked: asyncio.Queue[Question] = asyncio.Queue()
         self._open: dict[str, Question] = {}
         self._count = 0
@@ -121,6 +123,10 @@ class WaitingRun(Generic[T]):
             waiters: set[asyncio.Future[Any]] = {self.task, getter}
             try:
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                if getter.done() and not getter.cancelled():
+                    self._asked.put_nowait(getter.result())  # taken as the wait was given up: ask it later
+                raise
             finally:
                 getter.cancel()
             if getter.done() and not getter.cancelled() and (question := getter.result()).key in self._open:
@@ -154,7 +160,9 @@ class Rounds:
         waiting, unanswered = self.resume(ctx.request_state, ctx.input_responses)
         if waiting.relay is not None:
             waiting.relay.rebind(ctx)  # progress and output go to the request that waits now
-        return await self.reply(waiting, unanswered)
+        answer = await self.reply(waiting, unanswered)
+        assert answer is not None  # without ``until`` a reply waits for the end or a question
+        return answer
 
     def resume(self, state: str, responses: dict[str, Any] | None) -> tuple[WaitingRun[Any], Question | None]:
         """The run a retry's ``request_state`` names, its answers given; and its question left unanswered.
@@ -174,20 +182,38 @@ class Rounds:
         return waiting, waiting.still_open(key)  # retried without the answer: asked again
 
     async def reply(
-        self, waiting: WaitingRun[Any], unanswered: Question | None = None
-    ) -> CallToolResult | InputRequiredResult:
+        self,
+        waiting: WaitingRun[Any],
+        unanswered: Question | None = None,
+        *,
+        until: asyncio.Future[Any] | None = None,
+        stop_on_cancel: bool = True,
+    ) -> CallToolResult | InputRequiredResult | None:
         """The call's result (``CallToolResult``) when the work ends, or an ``InputRequiredResult``.
 
-        A client that closes the request (cancels) while the work runs stops it.
+        ``until``: when it completes first, None: the work goes on, and a later call waits for it again (a
+        program left running: ``background.py``). A client that closes the request (cancels) while the
+        work runs stops it, unless ``stop_on_cancel`` is False (a later wait, which only gives up waiting).
         """
         assert waiting.task is not None
         if unanswered is not None:
             return _input_required(waiting, unanswered)
+        following = asyncio.ensure_future(waiting.next())
         try:
-            outcome = await waiting.next()
+            await asyncio.wait(
+                {following, *([until] if until is not None else [])}, return_when="FIRST_COMPLETED"
+            )
+            if not following.done():
+                following.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await following
+                return None
+            outcome = following.result()
         except asyncio.CancelledError:
-            waiting.task.cancel()
-            self._runs.pop(waiting.handle, None)
+            following.cancel()
+            if stop_on_cancel:
+                waiting.task.cancel()
+                self._runs.pop(waiting.handle, None)
             raise
         except BaseException:
             self._runs.pop(waiting.handle, None)

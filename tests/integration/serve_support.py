@@ -24,6 +24,10 @@ from tests.conftest import free_port, wait_for_port
 __all__ = ["demo_server", "serve_argv", "serve_env", "served_http", "stdio_params", "write_serve_config"]
 
 
+CODE_MODE_TOOLS = ["execute_python", "wait_execution", "cancel_execution", "list_executions"]
+"""What codemode serve offers besides excluded tools: a program, and the calls following one left running."""
+
+
 def demo_server(name: str, *extra: str) -> dict[str, Any]:
     """A config entry running one of codemode-kernel's demo servers with this interpreter."""
     return {"command": sys.executable, "args": ["-m", f"codemode_kernel.servers.{name}", *extra]}

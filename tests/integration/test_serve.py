@@ -11,7 +11,13 @@ import pytest
 from mcp import Client, stdio_client
 
 from tests.conftest import run_cli
-from tests.integration.serve_support import demo_server, served_http, stdio_params, write_serve_config
+from tests.integration.serve_support import (
+    CODE_MODE_TOOLS,
+    demo_server,
+    served_http,
+    stdio_params,
+    write_serve_config,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +43,7 @@ def project(tmp_path: Path) -> Path:
 
 async def _check_listing(client: Client) -> None:
     tools = (await client.list_tools()).tools
-    assert [tool.name for tool in tools] == ["execute_python"]
+    assert [tool.name for tool in tools] == CODE_MODE_TOOLS
     tool = tools[0]
     assert tool.description is not None
     assert "def get_weather(city: str" in tool.description and "def read_file(" in tool.description

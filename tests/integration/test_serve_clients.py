@@ -27,6 +27,7 @@ from codemode_kernel.core.errors import ArtifactNotFoundError
 from codemode_kernel.servers.weather import get_weather
 from tests.conftest import NODE_BIN, require_executable
 from tests.integration.serve_support import (
+    CODE_MODE_TOOLS,
     demo_server,
     serve_argv,
     serve_env,
@@ -132,7 +133,7 @@ def test_inspector_lists_execute_python_with_both_servers_tools(
     inspector: str, project: Path, url: str
 ) -> None:
     answer = run_inspector(inspector, project, url, "--method", "tools/list")
-    assert [tool["name"] for tool in answer["tools"]] == ["execute_python"]
+    assert [tool["name"] for tool in answer["tools"]] == CODE_MODE_TOOLS
     tool = answer["tools"][0]
     assert "def get_weather(city: str" in tool["description"]
     assert (

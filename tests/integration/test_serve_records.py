@@ -34,8 +34,9 @@ def test_the_output_schema_is_the_whole_record_and_every_reply_keeps_it(tmp_path
         params = stdio_params(tmp_path, tmp_path / "serve.json")
         with (tmp_path / "serve.stderr.log").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
-                (tool,) = (await client.list_tools()).tools
-                schema = tool.output_schema
+                tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+                schema = tools["execute_python"].output_schema
+                assert schema == tools["wait_execution"].output_schema  # a wait answers with the same record
                 assert schema is not None
                 # ``completed`` is sent with every reply: the schema says so (it was missing).
                 assert "completed" in schema["properties"] and "completed" in schema["required"]
@@ -54,5 +55,16 @@ def test_the_output_schema_is_the_whole_record_and_every_reply_keeps_it(tmp_path
                     "data": {"answer": "done", "data": {"city": "Oslo"}},
                 }
                 assert [c["tool"] for c in record["tool_calls"]] == ["get_weather"]
+                # A program left running answers with the same record, status "running": the schema holds it.
+                slow = "print('started')\nget_forecast(city='Oslo', days=1, unit='celsius', delay_seconds=3)"
+                running = await client.call_tool("execute_python", {"code": slow, "wait_s": 0.5})
+                assert running.structured_content is not None and not running.is_error
+                jsonschema.validate(running.structured_content, schema)
+                assert running.structured_content["status"] == "running"
+                ident = running.structured_content["execution_id"]
+                ended = await client.call_tool("wait_execution", {"execution_id": ident, "wait_s": 30})
+                assert ended.structured_content is not None
+                jsonschema.validate(ended.structured_content, schema)
+                assert ended.structured_content["status"] == "ok"
 
     anyio.run(session)

@@ -26,7 +26,13 @@ from mcp.types import BlobResourceContents, Resource, TextResourceContents
 
 from codemode_kernel.serve.selfref import self_reference_note
 from codemode_kernel.servers import weather
-from tests.integration.serve_support import demo_server, serve_argv, served_http, write_serve_config
+from tests.integration.serve_support import (
+    CODE_MODE_TOOLS,
+    demo_server,
+    serve_argv,
+    served_http,
+    write_serve_config,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +60,7 @@ server.run("stdio")
 BIG_LINE = "the quick brown fox jumps over the lazy dog, again and again\n"
 BIG_TEXT = "".join(f"{n:05d} {BIG_LINE}" for n in range(2000))  # about 130 KB: past the 64 KiB threshold
 
-OFFERED = ["execute_python", "get_forecast", "shadow__execute_python", "shadow__get_forecast"]
+OFFERED = [*CODE_MODE_TOOLS, "get_forecast", "shadow__execute_python", "shadow__get_forecast"]
 
 
 @dataclass(frozen=True)
