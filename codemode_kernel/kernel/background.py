@@ -38,9 +38,9 @@ from ..views.live import LiveView
 from ..worker.values import decode_value
 from .pump import DONE, pump
 
-log = logging.getLogger(__name__)
-
 __all__ = ["BackgroundApprover", "BackgroundRun", "BackgroundRuns", "JobNotFound"]
+
+log = logging.getLogger(__name__)
 
 KEPT_ENDED = 200
 """Ended runs ``jobs`` keeps (the oldest go first); each holds its output and record until dropped."""
@@ -141,9 +141,9 @@ class BackgroundRun:
                     self._shown.wait(1.0)  # the cell's record first, then whatever the waiter prints
                 return result
 
-    def cancel(self) -> None:
-        """Stop the run (SIGINT, grace period, SIGKILL); its record then says ``cancelled``."""
-        self.job.cancel(by="%codemode cancel")
+    def cancel(self, by: str | None = None) -> None:
+        """Stop the run (SIGINT, grace period, SIGKILL); its record then says ``cancelled`` by ``by``."""
+        self.job.cancel(by=by or f"jobs[{self.id!r}].cancel()")
 
     def __repr__(self) -> str:
         return f"<codemode job {self.id} {self.status}, {self.job.elapsed():.1f} s: {self.first_line}>"

@@ -34,7 +34,7 @@ def job_command(runs: BackgroundRuns, namespace: dict[str, Any], command: str, w
     run, _ = _find(runs, words, with_timeout=False)
     if run.result is not None:
         return f"codemode: job {run.id} already ended {run.status}; nothing to cancel"
-    run.cancel()
+    run.cancel(by="%codemode cancel")
     result = run.wait(_CANCEL_WAIT)
     if result is None:
         return f"codemode: job {run.id} asked to stop; still ending after {_CANCEL_WAIT:.0f} s"
