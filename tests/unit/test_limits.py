@@ -102,6 +102,7 @@ def test_the_configuration_reference_states_the_limits() -> None:
         "maxTimeout": (f"number, {limits.timeout_range(limits.LONGEST_TIMEOUT)}", limits.MAX_TIMEOUT),
         "grace": (f"number, {limits.MIN_GRACE:g} to {limits.MAX_GRACE:g}", limits.DEFAULT_GRACE),
         "sessionIdle": ("number > 0", limits.DEFAULT_SESSION_IDLE),
+        "wait": (f"number 0-{limits.MAX_WAIT:g}", limits.DEFAULT_WAIT),
     }
     for key, (kind, default) in rows.items():
         row = re.search(rf"^\| `{key}` \| ([^|]+) \| `([^`]+)` \|", text, re.MULTILINE)
