@@ -33,6 +33,7 @@ from ..core.limits import TimeoutValueError, check_timeout
 from ..core.records import NoteRecord
 from ..core.toolspec import ToolSpec
 from ..executor import ExecutionResult, Executor
+from ..executor.jobs import JobUpdate
 from ..executor.owned import OwnedTool
 from ..llm.types import ToolCall
 from ..toolbox import Toolbox
@@ -60,7 +61,6 @@ from .running import (
     FOLLOW_UP_TOOLS,
     LIST_EXECUTIONS,
     MAX_WAIT_S,
-    ended_text,
     running_text,
 )
 from .toolset import AgentToolset
@@ -167,7 +167,10 @@ class ActionRunner:
         result = await job.wait_async(wait_s, until_note=True) if wait_s > 0 else job.result
         action.duration_ms = (time.monotonic() - started) * 1000
         if result is None:
-            return self._running(program)
+            update = program.read(self._update_chars)
+            if job.result is None:
+                return self._running(program, update)
+            result = job.result  # it ended just now: answered as ended
         self.background.discard(job.execution_id)
         view = execution_text(result, self.options.result_budget)
         saved = await self._keep_whole(view, result.execution_id)
@@ -194,11 +197,10 @@ class ActionRunner:
 
         return {"on_output": on_output, "on_call": on_call, "on_note": on_note}
 
-    def _running(self, program: BackgroundProgram) -> AgentAction:
+    def _running(self, program: BackgroundProgram, update: JobUpdate) -> AgentAction:
         """Answer execute_python with what the program did so far; it runs on, for wait_execution."""
         self.background.ran_on = True
         action = program.action
-        update = program.read(self._update_chars)
         view = running_text(update, tool_calls=len(program.calls), budget=self.options.result_budget)
         action.text, action.ran_on = view.render(self.options.result_budget), True
         self.emit(ExecutionRunning(program.step, action.call.id, program.execution_id, action.text))
@@ -269,11 +271,11 @@ class ActionRunner:
         """What came since the model's last answer: the running text, or the end with the result."""
         update = program.read(self._update_chars)
         budget = self.options.result_budget
-        result = update.result
+        result = program.job.result  # once ended, the record has all the output the update may leave out
         if result is None:
             running = running_text(update, tool_calls=len(program.calls), budget=budget)
             return running.render(budget), False, None
-        view = ended_text(result, update, budget=budget)
+        view = execution_text(result, budget)  # as a program that ended within its call: the record whole
         saved = await self._keep_whole(view, result.execution_id)
         text = view.render(budget, saved_as=saved)
         self.collect(program, result, text)

@@ -10,12 +10,10 @@ answer with the same text.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 from ..core.limits import DEFAULT_WAIT, MAX_WAIT
-from ..executor import ExecutionResult
 from ..executor.jobs import JobUpdate
-from .feedback import ResultText, execution_text
+from .feedback import ResultText
 
 __all__ = [
     "CANCEL_EXECUTION",
@@ -30,8 +28,6 @@ __all__ = [
     "WAIT_EXECUTION",
     "WAIT_EXECUTION_DESCRIPTION",
     "WAIT_PARAMETER",
-    "ended_text",
-    "progress_lines",
     "running_text",
 ]
 
@@ -76,7 +72,7 @@ def running_text(update: JobUpdate, *, tool_calls: int, budget: int) -> ResultTe
     output was already cut to fit; what is left out comes with the next wait). An update of a program
     that ended with more output than fitted says so: its result comes with the rest.
     """
-    body = progress_lines(update)
+    body = _progress_lines(update)
     for call in update.calls:
         if call["status"] == "running":
             body.append(f"[call #{call['seq']} {call['tool']} running]\n")
@@ -100,18 +96,7 @@ def running_text(update: JobUpdate, *, tool_calls: int, budget: int) -> ResultTe
     return ResultText(_lines(body), "".join(tail))
 
 
-def ended_text(result: ExecutionResult, update: JobUpdate, *, budget: int | None = None) -> ResultText:
-    """A program's end as the model reads it after answers that said it was running.
-
-    The output and notes since the last answer (``update``, read with ``result`` complete), then what
-    ``execution_text`` says of any result: the value, the error, the artifacts, the status line. The
-    output the model already read is not sent again.
-    """
-    unseen = replace(result, stdout=_lines(progress_lines(update)), stderr="")
-    return execution_text(unseen, budget)
-
-
-def progress_lines(update: JobUpdate) -> list[str]:
+def _progress_lines(update: JobUpdate) -> list[str]:
     """What an update shows of the program's own doing: its output, then its notes, one line each."""
     body = [update.stdout, update.stderr]
     for note in update.notes:
