@@ -162,11 +162,7 @@ class CodeModeMagics(Magics):
         if args.background:
             self._background(executor, cell, args, limit=limit, inputs=inputs, replay=replay)
             return
-        live = (
-            open_live_view(cell, timeout=limit, trace_mime=self.frontends.renders(TRACE_MIME))
-            if watched(self.shell) and not args.quiet
-            else None
-        )
+        live = self._live_view(cell, limit, quiet=args.quiet)
         try:
             result = _run_streaming(
                 executor,
@@ -189,6 +185,12 @@ class CodeModeMagics(Magics):
         if not result.ok:
             raise CodeModeCellError(result)
 
+    def _live_view(self, cell: str, limit: float, *, quiet: bool) -> LiveView | None:
+        """The cell's live view, where someone watches and ``--quiet`` is not given (frontend.py)."""
+        if not watched(self.shell) or quiet:
+            return None
+        return open_live_view(cell, timeout=limit, trace_mime=self.frontends.renders(TRACE_MIME))
+
     def _background(
         self,
         executor: Executor,
@@ -202,11 +204,7 @@ class CodeModeMagics(Magics):
         """``--background``: show the live view, start the job, say its id; the cell ends (background.py)."""
         cell_id = self.tools.cell_id
         tools = self.tools.owned_tools()
-        live = (
-            open_live_view(cell, timeout=limit, trace_mime=self.frontends.renders(TRACE_MIME))
-            if watched(self.shell) and not args.quiet
-            else None
-        )
+        live = self._live_view(cell, limit, quiet=args.quiet)
 
         def start_job(report: Callable[[_Event], None]) -> Job:
             return executor.start(
@@ -230,15 +228,20 @@ class CodeModeMagics(Magics):
         if live is not None:
             live.show()
         kernel = getattr(self.shell, "kernel", None)
-        run = self.tools.background.start(
-            start_job,
-            live=live,
-            handle=handler(live),
-            out=args.out,
-            code=cell,
-            parent=kernel.get_parent("shell") if kernel is not None else None,
-            on_end=on_end,
-        )
+        try:
+            run = self.tools.background.start(
+                start_job,
+                live=live,
+                handle=handler(live),
+                out=args.out,
+                code=cell,
+                parent=kernel.get_parent("shell") if kernel is not None else None,
+                on_end=on_end,
+            )
+        except BaseException:
+            if live is not None:
+                live.close()  # it never started: the view does not stay "running"
+            raise
         name = self.tools.place_jobs()
         out = f"; --out {args.out} is bound when it ends (before the next cell)" if args.out else ""
         print(
