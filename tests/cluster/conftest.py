@@ -2,8 +2,10 @@
 
 ``ray.cluster_utils.Cluster`` starts real GCS and raylet processes; each node offers one CPU, and the two
 worker nodes a custom ``spare`` resource, so a test can place a run where removing the node is allowed (the
-head carries the driver's connection). Ray's health checks are shortened before it starts, so a node killed
-under a run is declared dead in about a second instead of fourteen. One cluster serves the whole suite
+head carries the driver's connection). Ray's health checks are made frequent before it starts, so a node
+killed under a run (its health check refused at once) is declared dead in about three seconds instead of
+fourteen; a check may still take three seconds to answer, so a raylet that a loaded machine stalls for a
+few seconds is not declared dead (CI saw that with half a second). One cluster serves the whole suite
 (tests/conftest.py keeps tests/cluster on one pytest-xdist worker).
 """
 
@@ -19,8 +21,8 @@ import pytest
 RAY_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_health_check_initial_delay_ms": "1000",
-    "RAY_health_check_period_ms": "500",
-    "RAY_health_check_timeout_ms": "500",
+    "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_timeout_ms": "3000",
     "RAY_health_check_failure_threshold": "3",
 }
 NODE_ARGS: dict[str, Any] = {"num_cpus": 1, "object_store_memory": 80 << 20, "include_log_monitor": False}
