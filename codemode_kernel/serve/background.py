@@ -36,7 +36,7 @@ __all__ = ["KEEP_ENDED_S", "BackgroundRun", "BackgroundRuns"]
 
 KEEP_ENDED_S = 600.0
 """How long a run that ended keeps its final record for a client that has not collected it."""
-MAX_KEPT = 256
+MAX_KEPT = 128
 """Runs kept at most (running, and ended but not collected): the oldest ended ones go first."""
 
 
