@@ -65,9 +65,12 @@ def _find(
 
 def _wait(runs: BackgroundRuns, namespace: dict[str, Any], run: BackgroundRun, timeout: float | None) -> str:
     """Block until the run ends; an interrupt stops the waiting (said), never the run."""
-    if run.result is None:
-        print(f"codemode: waiting for job {run.id} (an interrupt stops the waiting, not the job)", flush=True)
-    try:
+    try:  # the line too: an interrupt may come while it is being flushed, as soon as a frontend saw it
+        if run.result is None:
+            print(
+                f"codemode: waiting for job {run.id} (an interrupt stops the waiting, not the job)",
+                flush=True,
+            )
         result = run.wait(timeout)
     except KeyboardInterrupt:
         print(

@@ -171,12 +171,31 @@ def test_a_background_cell_keeps_updating_while_a_foreground_cell_runs(lab_kerne
 
 
 def test_interrupting_the_foreground_cell_leaves_the_background_run_alone(lab_kernel: Kernel) -> None:
-    iopub = Iopub(lab_kernel)
+    _interrupt_beside_a_background_run(lab_kernel)
+
+
+def test_an_interrupt_request_message_leaves_the_background_run_alone(
+    message_mode_jupyter_path: Path, tmp_path: Path
+) -> None:
+    """A frontend that interrupts with a message (remote kernels): ipykernel signals its process group."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        kernel = start_kernel(message_mode_jupyter_path, tmp_path, monkeypatch)
+    try:
+        _announce(kernel)
+        _interrupt_beside_a_background_run(kernel)
+    finally:
+        kernel.client.stop_channels()
+        kernel.manager.shutdown_kernel(now=True)
+
+
+def _interrupt_beside_a_background_run(kernel: Kernel) -> None:
+    """Interrupt a sleeping foreground cell while a background run goes on: the run ends ok."""
+    iopub = Iopub(kernel)
     background, _ = iopub.run(SPACED.replace("--out spaced", ""))
-    foreground = lab_kernel.client.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(60)")
+    foreground = kernel.client.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(60)")
     iopub.until(lambda _: "sleeping" in iopub.of(foreground).stream(), 30, "the foreground cell's print")
-    lab_kernel.manager.interrupt_kernel()
-    reply = shell_reply(lab_kernel, foreground)
+    kernel.manager.interrupt_kernel()
+    reply = shell_reply(kernel, foreground)
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
     iopub.until(iopub.ended(background), 60, "the background record")
     final = _final(iopub.of(background))
