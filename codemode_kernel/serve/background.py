@@ -133,6 +133,9 @@ class BackgroundRun:
         """Wait up to ``seconds`` for its end (its final answer made) or a note; True when it ended."""
         deadline = asyncio.get_running_loop().time() + seconds
         task = self.answer_task
+        # Its first step takes a free place and starts the program without waiting: let it run before
+        # deciding, so that even ``wait_s=0`` is answered ``running`` (not ``queued``) when a place is free.
+        await asyncio.sleep(0)
         while self.job is None and not task.done():  # queued for a place: wait for the start
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:

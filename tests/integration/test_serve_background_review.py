@@ -1,0 +1,65 @@
+"""Long programs in ``codemode serve``, reviewed as a hostile client and a demanding user would use them.
+
+A real ``codemode serve`` process (stdio and Streamable HTTP), a real stdio server behind it that counts its
+calls in a file, and the MCP SDK's client; each test is a case the first version got wrong.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, stdio_client
+from mcp.types import CallToolResult
+
+from tests.integration.serve_support import stdio_params, write_serve_config
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+COUNTING = ROOT / "tests" / "servers" / "counting_server.py"
+SLEEPER = "import time\nprint('holding')\ntime.sleep(60)"
+
+
+def _project(root: Path, code_mode: dict[str, Any] | None = None, **serve: Any) -> Path:
+    servers = {
+        "counting": {"command": sys.executable, "args": [str(COUNTING), "--log", str(root / "calls.txt")]}
+    }
+    defaults = {"serve": serve, "codeMode": {"grace": 2, **(code_mode or {})}}
+    return write_serve_config(root, servers, defaults=defaults)
+
+
+def _record(result: CallToolResult) -> dict[str, Any]:
+    assert result.structured_content is not None, result.content
+    return result.structured_content
+
+
+def _text(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a_program_started_with_wait_s_0_and_a_free_place_is_running_not_queued(
+    tmp_path: Path, mode: str
+) -> None:
+    """wait_s=0 answers at once; with places free the program has started, and its id is its own."""
+    config = _project(tmp_path, poolSize=4)
+
+    async def session() -> tuple[CallToolResult, dict[str, Any]]:
+        async with Client(stdio_client(stdio_params(tmp_path, config)), mode=mode) as client:
+            with anyio.fail_after(60):
+                started = await client.call_tool("execute_python", {"code": "print('hi')", "wait_s": 0})
+                ident = _record(started)["execution_id"]
+                final = _record(
+                    await client.call_tool("wait_execution", {"execution_id": ident, "wait_s": 30})
+                )
+        return started, final
+
+    started, final = anyio.run(session)
+    record = _record(started)
+    assert record["status"] == "running", _text(started)
+    assert "every place is taken" not in _text(started)
+    assert final["status"] == "ok" and final["execution_id"] == record["execution_id"]
