@@ -42,7 +42,7 @@ from ..core.limits import MAX_WAIT, MIN_TIMEOUT, TimeoutValueError, check_timeou
 from ..executor import ExecutionResult, Executor
 from ..toolbox import Toolbox
 from .approval import Allowances, ClientApprover
-from .background import BackgroundRun, BackgroundRuns
+from .background import NEVER_STARTED, BackgroundRun, BackgroundRuns
 from .client_tools import (
     ANSWERS_PARAMETER,
     RESUME_PARAMETER,
@@ -216,6 +216,7 @@ def build_server(
         # 2026-07-28: an approval the program waits on ends this call with the question (rounds.py).
         waiting = rounds.open(answer)
         waiting.background = background
+        waiting.stopped = lambda: NEVER_STARTED.format(handle=background.handle)  # cancelled while queued
         background.waiting = waiting
         approver.rebind(ctx, waiting.ask)
         rounds.start(waiting, execute())
@@ -270,7 +271,7 @@ def build_server(
             if ended:
                 runs.collected(background)
                 return reply(
-                    background.answer_task.result(),
+                    background.finished(),
                     options.result_budget,
                     ref=background.ref,
                     run=background.client_run,
@@ -327,10 +328,8 @@ def build_server(
         if not background.ended:
             raise ToolError(f"execution_id: {execution_id!r} did not stop within {executor.grace + 10:g} s")
         runs.collected(background)
-        if background.answer_task.cancelled():
-            raise ToolError(f"execution_id: {execution_id!r} was cancelled before it started")
         return reply(
-            background.answer_task.result(),
+            background.finished(),
             options.result_budget,
             ref=background.ref,
             run=background.client_run,

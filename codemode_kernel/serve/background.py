@@ -32,12 +32,16 @@ from .reply import Finished
 from .rounds import WaitingRun
 from .sessions import SessionRef
 
-__all__ = ["KEEP_ENDED_S", "BackgroundRun", "BackgroundRuns"]
+__all__ = ["KEEP_ENDED_S", "NEVER_STARTED", "BackgroundRun", "BackgroundRuns"]
 
 KEEP_ENDED_S = 600.0
 """How long a run that ended keeps its final record for a client that has not collected it."""
 MAX_KEPT = 128
 """Runs kept at most (running, and ended but not collected): the oldest ended ones go first."""
+NEVER_STARTED = (
+    "execution_id: {handle!r} was cancelled before it started (it was waiting for a free place): nothing "
+    "ran. Run it again with execute_python if you still need it"
+)
 
 
 @dataclass(eq=False)
@@ -109,7 +113,9 @@ class BackgroundRun:
     def status(self) -> str:
         """``queued`` (waiting for a free place), ``running``, or the final status."""
         task = self.answer_task
-        if task.done() and not task.cancelled() and task.exception() is None:
+        if task.cancelled():
+            return "cancelled"
+        if task.done() and task.exception() is None:
             return task.result().result.status
         if task.done():
             return "failed"
@@ -120,6 +126,16 @@ class BackgroundRun:
     def elapsed(self) -> float:
         """Seconds since it started (0 while queued)."""
         return self.job.elapsed() if self.job is not None else 0.0
+
+    def finished(self) -> Finished:
+        """Its final answer, once ``ended``.
+
+        Raises:
+            ToolError: it was cancelled while it waited for a place (its task has no answer), or it failed.
+        """
+        if self.answer_task.cancelled():
+            raise ToolError(NEVER_STARTED.format(handle=self.handle))
+        return self.answer_task.result()
 
     def take_update(self, max_chars: int) -> JobUpdate | None:
         """What came since the client's cursor (at most ``max_chars`` of output); the cursor moves on."""

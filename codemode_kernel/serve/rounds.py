@@ -83,6 +83,8 @@ class WaitingRun(Generic[T]):
         self.task: asyncio.Future[T] | None = None
         self.background: Any = None
         """What its caller keeps beside it (``execute_python``: its ``BackgroundRun``)."""
+        self.stopped: Callable[[], str] = lambda: GONE.format(grace=GRACE_S)
+        """What a call waiting on it is told when its work was cancelled before it ended (no result)."""
         self._asked: asyncio.Queue[Question] = asyncio.Queue()
         self._open: dict[str, Question] = {}
         self._count = 0
@@ -208,6 +210,8 @@ class Rounds:
                 with contextlib.suppress(asyncio.CancelledError):
                     await following
                 return None
+            if following.cancelled():  # the work was cancelled (not this call): it has no result to give
+                raise ToolError(waiting.stopped())
             outcome = following.result()
         except asyncio.CancelledError:
             following.cancel()

@@ -63,3 +63,42 @@ def test_a_program_started_with_wait_s_0_and_a_free_place_is_running_not_queued(
     assert record["status"] == "running", _text(started)
     assert "every place is taken" not in _text(started)
     assert final["status"] == "ok" and final["execution_id"] == record["execution_id"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_cancelling_a_queued_program_answers_the_call_waiting_on_it_and_frees_its_place(
+    tmp_path: Path, mode: str
+) -> None:
+    """A program queued behind another is cancelled while a wait_execution waits on it."""
+    config = _project(tmp_path, poolSize=1)
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(stdio_client(stdio_params(tmp_path, config)), mode=mode) as client:
+            with anyio.fail_after(60):
+                holder = _record(await client.call_tool("execute_python", {"code": SLEEPER, "wait_s": 0}))
+                queued = _record(await client.call_tool("execute_python", {"code": "print(1)", "wait_s": 0}))
+                assert (holder["status"], queued["status"]) == ("running", "queued")
+                ident = queued["execution_id"]
+
+                async def wait() -> None:
+                    arguments = {"execution_id": ident, "wait_s": 30}
+                    seen["wait"] = await client.call_tool("wait_execution", arguments)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(wait)
+                    await anyio.sleep(1)  # the wait has begun (were it later, it would find no execution)
+                    seen["cancel"] = await client.call_tool("cancel_execution", {"execution_id": ident})
+                await client.call_tool("cancel_execution", {"execution_id": holder["execution_id"]})
+                seen["next"] = _record(
+                    await client.call_tool("execute_python", {"code": "6 * 7", "wait_s": 30})
+                )
+                seen["list"] = _text(await client.call_tool("list_executions", {}))
+
+    anyio.run(session)
+    assert seen["cancel"].is_error and "cancelled before it started" in _text(seen["cancel"])
+    assert seen["wait"].is_error, _text(seen["wait"])
+    print("the wait got:", _text(seen["wait"]))
+    assert "cancelled before it started" in _text(seen["wait"]) or "no execution" in _text(seen["wait"])
+    assert seen["next"]["status"] == "ok" and seen["next"]["value"]["data"] == 42  # its place was freed
+    assert "No execution of yours" in seen["list"]
