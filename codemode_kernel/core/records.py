@@ -41,6 +41,7 @@ __all__ = [
     "ExecutorNode",
     "ExecutorState",
     "ImageEnvelope",
+    "JobEntry",
     "JsonEnvelope",
     "KernelState",
     "LLMRequest",
@@ -458,6 +459,19 @@ class ExecutorState(TypedDict):
     """Ray: why the nodes shown may be out of date (the cluster failed or did not answer in time)."""
 
 
+class JobEntry(TypedDict):
+    """A background run of the kernel (``%%codemode --background``), as the sidebar lists it."""
+
+    id: str
+    status: str
+    """``running``, ``cancelling``, then the record's status (``ok``, ``error``, ``cancelled``...)."""
+    first_line: str
+    started: str
+    """When it started (UTC, ISO 8601): the sidebar counts a running one's seconds from it."""
+    seconds: float | None
+    """How long it ran, once it ended; None while it runs."""
+
+
 class KernelState(TypedDict):
     """``codemode-<kernel id>.json``: what a kernel last wrote about itself for the sidebar."""
 
@@ -470,6 +484,8 @@ class KernelState(TypedDict):
     tools: list[ToolEntry]
     executor: NotRequired[ExecutorState]
     """Where programs run; absent until the kernel's tools started (or when they could not)."""
+    jobs: NotRequired[list[JobEntry]]
+    """The background runs, newest first (kernel/state_file.py lists the last 20); absent before one."""
     updated: NotRequired[str]
     """When it was written (UTC, ISO 8601); compared, never parsed."""
 
@@ -500,6 +516,7 @@ RECORD_TYPES: tuple[Any, ...] = (
     ToolEntry,
     ExecutorNode,
     ExecutorState,
+    JobEntry,
     KernelState,
 )
 """Every record, in the order the generated TypeScript declares them."""

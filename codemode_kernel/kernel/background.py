@@ -29,9 +29,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ..approvals import ApprovalRequest, PromptApprover
+from ..core.records import JobEntry
 from ..executor import ExecutionResult
 from ..executor.jobs import Job
 from ..views.live import LiveView
@@ -157,6 +159,8 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
         self._lock = threading.Lock()
         self._to_bind: list[BackgroundRun] = []
         self._threads: list[threading.Thread] = []
+        self.on_change: list[Callable[[], None]] = []
+        """Called when a run starts or ends (any thread): the kernel's state file lists them."""
 
     def __getitem__(self, key: str) -> BackgroundRun:
         return self.find(key)
@@ -205,6 +209,7 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
         events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         job = start_job(events.put)
         job.future.add_done_callback(lambda _: events.put(DONE))
+        job.future.add_done_callback(lambda _: self._changed())
         first_line = next((line.strip() for line in code.splitlines() if line.strip()), "")
         run = BackgroundRun(job, out, first_line)
         with self._lock:
@@ -227,7 +232,18 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
         thread = threading.Thread(target=follow, name=f"codemode-bg-{run.id}", daemon=True)
         self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         thread.start()
+        self._changed()
         return run
+
+    def _changed(self) -> None:
+        for listener in self.on_change:
+            listener()
+
+    def entries(self, limit: int) -> list[JobEntry]:
+        """The last ``limit`` runs, newest first, as the kernel's state file lists them."""
+        with self._lock:
+            runs = list(self._runs.values())[-limit:]
+        return [_entry(run) for run in reversed(runs)]
 
     def bind_ended(self, namespace: dict[str, Any]) -> list[str]:
         """Bind the ``--out`` names of the runs that ended ok since the last call; returns the names bound.
@@ -291,6 +307,17 @@ def _follow(
             file=sys.stderr,
             flush=True,
         )
+
+
+def _entry(run: BackgroundRun) -> JobEntry:
+    result = run.result
+    return JobEntry(
+        id=run.id,
+        status=run.status,
+        first_line=run.first_line,
+        started=datetime.fromtimestamp(run.job.started_at, UTC).isoformat(timespec="milliseconds"),
+        seconds=round(result.duration_ms / 1000, 1) if result is not None else None,
+    )
 
 
 def jobs_table(runs: list[BackgroundRun]) -> str:

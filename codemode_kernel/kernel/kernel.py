@@ -115,6 +115,7 @@ def _state_file(kernel: CodeModeKernel) -> KernelStateFile | None:
     state = KernelStateFile(tools, connection_file)
     tools.kernel_id = state.kernel_id
     tools.on_change.append(state.notify)
+    tools.background.on_change.append(state.notify)  # a background run started or ended
     try:
         state.start()
     except OSError as exc:  # an unwritable runtime directory costs the sidebar, never the kernel

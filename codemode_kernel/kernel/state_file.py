@@ -56,6 +56,8 @@ __all__ = [
 
 STATE_VERSION = 1
 _INTERVAL = 0.5
+JOBS_LISTED = 20
+"""Background runs the file lists (the newest); ``%codemode jobs`` lists all the kernel keeps."""
 CLUSTER_INTERVAL = 2.0
 """Seconds between two questions to a Ray cluster about its nodes."""
 CLUSTER_PATIENCE = 5.0
@@ -310,6 +312,8 @@ class KernelStateFile:
         )
         if (executor := self.cluster.entry()) is not None:
             state["executor"] = executor
+        if jobs := tools.background.entries(JOBS_LISTED):
+            state["jobs"] = jobs
         return state
 
     def write(self) -> bool:

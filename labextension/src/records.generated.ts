@@ -344,6 +344,18 @@ export interface ExecutorState {
   problem?: string | null;
 }
 
+/** A background run of the kernel (`%%codemode --background`), as the sidebar lists it. */
+export interface JobEntry {
+  id: string;
+  /** `running`, `cancelling`, then the record's status (`ok`, `error`, `cancelled`...). */
+  status: string;
+  first_line: string;
+  /** When it started (UTC, ISO 8601): the sidebar counts a running one's seconds from it. */
+  started: string;
+  /** How long it ran, once it ended; None while it runs. */
+  seconds: number | null;
+}
+
 /** `codemode-<kernel id>.json`: what a kernel last wrote about itself for the sidebar. */
 export interface KernelState {
   version: number;
@@ -355,6 +367,8 @@ export interface KernelState {
   tools: ToolEntry[];
   /** Where programs run; absent until the kernel's tools started (or when they could not). */
   executor?: ExecutorState;
+  /** The background runs, newest first (kernel/state_file.py lists the last 20); absent before one. */
+  jobs?: JobEntry[];
   /** When it was written (UTC, ISO 8601); compared, never parsed. */
   updated?: string;
 }

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Kernel, Reply, shell_reply, start_kernel
+from kernel_session import Kernel, Reply, shell_reply, start_kernel, state_path, wait_for_state
 
 from codemode_kernel.views.display import TRACE_MIME
 
@@ -115,10 +115,19 @@ def _announce(kernel: Kernel) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab_kernel(jupyter_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+def connection_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Named as jupyter_server names it, so the kernel writes its state file (the sidebar's) beside it."""
+    return tmp_path_factory.mktemp("runtime") / f"kernel-{uuid.uuid4()}.json"
+
+
+@pytest.fixture(scope="module")
+def lab_kernel(
+    jupyter_path: Path, tmp_path_factory: pytest.TempPathFactory, connection_file: Path
+) -> Iterator[Kernel]:
     """A kernel as JupyterLab with the extension drives it."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        kernel = start_kernel(jupyter_path, tmp_path_factory.mktemp("notebook"), monkeypatch)
+        notebook = tmp_path_factory.mktemp("notebook")
+        kernel = start_kernel(jupyter_path, notebook, monkeypatch, connection_file=connection_file)
     try:
         _announce(kernel)
         assert kernel.run("%codemode status").status == "ok"  # the servers are up before timing anything
@@ -202,10 +211,15 @@ def _interrupt_beside_a_background_run(kernel: Kernel) -> None:
     assert final is not None and final["status"] == "ok" and final["value"]["data"] == 6, final
 
 
-def test_jobs_wait_and_cancel(lab_kernel: Kernel) -> None:
+def test_jobs_wait_and_cancel(lab_kernel: Kernel, connection_file: Path) -> None:
     iopub = Iopub(lab_kernel)
     long_cell, _ = iopub.run(LONG)
     long_job = _job_id(iopub.of(long_cell))
+    state = wait_for_state(
+        state_path(connection_file), lambda s: s.get("jobs", [{}])[0].get("id") == long_job
+    )
+    assert state["jobs"][0]["status"] == "running" and state["jobs"][0]["seconds"] is None
+    assert state["jobs"][0]["first_line"] == "get_weather(city='Oslo', unit='celsius')"
     short_cell, _ = iopub.run("%%codemode --background --out short\nimport time\ntime.sleep(1)\n40 + 2")
     short_job = _job_id(iopub.of(short_cell))
 
@@ -233,6 +247,9 @@ def test_jobs_wait_and_cancel(lab_kernel: Kernel) -> None:
     assert "stopped by %codemode cancel" in final["error"]["message"]
     assert len(final["tool_calls"]) == 1 and final["tool_calls"][0]["status"] == "ok"
     assert f"{long_job}  cancelled" in run("%codemode jobs").stream()
+    state = wait_for_state(state_path(connection_file), lambda s: s["jobs"][1]["status"] == "cancelled")
+    assert [job["id"] for job in state["jobs"][:2]] == [short_job, long_job]  # newest first
+    assert state["jobs"][1]["seconds"] > 0 and state["jobs"][0]["status"] == "ok"
 
     unknown = run("%codemode wait nosuchjob")
     assert (
