@@ -51,8 +51,9 @@ def seen(folders: tuple[Path, Path]) -> dict[str, Any]:
     if not SDK.is_file():
         pytest.fail(f"{SDK.parent} is missing: run scripts/test.sh, which installs tests/node (npm ci)")
     on_stdio, on_http = folders
-    params = stdio_params(on_stdio, _project(on_stdio, poolSize=4))
-    with served_http(on_http, _project(on_http, poolSize=4)) as (_, url):
+    # Six places: every part's program gets one at once (at most four run together on either server).
+    params = stdio_params(on_stdio, _project(on_stdio, poolSize=6))
+    with served_http(on_http, _project(on_http, poolSize=6)) as (_, url):
         stdio = {"command": params.command, "args": params.args, "env": params.env, "cwd": str(params.cwd)}
         spec = {"program": TWENTY_SECONDS, "stdio": stdio, "url": url}
         done = subprocess.run(
@@ -131,3 +132,21 @@ def test_another_http_session_cannot_see_wait_on_or_cancel_the_owners_program(se
     assert owner_wait["status"] == "running" and owner_wait["stdout"] == ""  # sent with the first answer
     owner_cancel = _record(part["owner_cancel"])
     assert owner_cancel["status"] == "cancelled" and owner_cancel["stdout"] == "mine\n"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_program_started_with_no_wait_on_a_free_server_is_not_said_to_wait_for_a_place(
+    seen: dict[str, Any], transport: str
+) -> None:
+    """wait_s=0 answers at once. Each program has its place, so the answer says it runs (or, done already,
+    gives its record), never that it is queued behind other programs (clients were told that on an idle
+    server when the answer was made before the program's task had started)."""
+    runs = seen["started_at_once"][transport]
+    firsts = [_record(answers[0])["status"] for answers in runs]
+    assert set(firsts) <= {"running", "ok"}, [_text(answers[0]) for answers in runs]
+    for answers in runs:
+        final = _record(answers[-1])
+        assert final["status"] == "ok" and final["value"]["text"] == "started"
+        assert (
+            len(answers) <= 2
+        )  # one wait_execution (its 30 s wait is longer than the program) brings the end

@@ -70,6 +70,18 @@ async function inTheForeground(client) {
   return (await untilEnd(client, first, 45)).at(-1);
 }
 
+/** Short programs started with wait_s=0 on a server with free places, one after another, each collected
+ * with one wait: every run's answers. */
+async function startedAtOnce(client) {
+  const code = "import time\ntime.sleep(0.05)\n'started'";
+  const runs = [];
+  for (let i = 0; i < 10; i++) {
+    const first = await call(client, "execute_python", { code, wait_s: 0 });
+    runs.push(await untilEnd(client, first, 30));
+  }
+  return runs;
+}
+
 /** A note ends a long wait at once; then the client cancels the program. */
 async function aNoteWakes(client) {
   const code = "import time\ntime.sleep(1)\nnotify('ready', rows=3)\ntime.sleep(30)";
@@ -119,14 +131,17 @@ async function main() {
     connect("ts-http-other", new StreamableHTTPClientTransport(url)),
   ]);
   try {
-    const [stdioBackground, stdioForeground, httpBackground, noted, cancelled, isolated] = await Promise.all([
+    const parts = await Promise.all([
       inTheBackground(stdio.client),
       inTheForeground(stdio.client),
       inTheBackground(owner.client),
       aNoteWakes(owner.client),
       cancelStops(stdio.client),
       ownersOnly(owner.client, other.client),
+      startedAtOnce(stdio.client),
+      startedAtOnce(other.client),
     ]);
+    const [stdioBackground, stdioForeground, httpBackground, noted, cancelled, isolated] = parts;
     const report = {
       sessions: [owner.client.transport?.sessionId ?? null, other.client.transport?.sessionId ?? null],
       stdio_background: stdioBackground,
@@ -135,6 +150,7 @@ async function main() {
       note_wakes: noted,
       cancel: cancelled,
       owners_only: isolated,
+      started_at_once: { stdio: parts[6], http: parts[7] },
       stdio_logs: stdio.logs,
     };
     process.stdout.write(JSON.stringify(report) + "\n");
