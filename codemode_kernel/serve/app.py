@@ -237,7 +237,11 @@ def build_server(
         relay.start()
         try:
             async with background.lock:
-                answer = await _answer(background, wait, first=first)
+                background.calling.set()
+                try:
+                    answer = await _answer(background, wait, first=first)
+                finally:
+                    background.calling.clear()
         except BaseException:
             background.relay = None
             relay.cancel()  # a failed or cancelled call sends nothing more
@@ -405,7 +409,7 @@ async def _run(
         session=ref.key if ref is not None else None,
         tools=client.tools if client is not None else (),
         replay=client.record if client is not None else None,
-        approver=background.approver,
+        approver=background.asker(asyncio.get_running_loop()),
         on_output=background.on_output,
         on_call=background.on_call,
         on_progress=background.on_progress,

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from ..approvals import ApprovalRequest, Decision
 from ..calllog import CallRecord
 from ..core.records import NoteRecord
+from ..elicitation import Answer, Question
 from ..executor.jobs import Job, JobCursor, JobUpdate
 from .approval import ClientApprover
 from .client_tools import ClientRun
@@ -32,7 +34,7 @@ from .reply import Finished
 from .rounds import WaitingRun
 from .sessions import SessionRef
 
-__all__ = ["KEEP_ENDED_S", "NEVER_STARTED", "BackgroundRun", "BackgroundRuns"]
+__all__ = ["KEEP_ENDED_S", "NEVER_STARTED", "Asker", "BackgroundRun", "BackgroundRuns"]
 
 KEEP_ENDED_S = 600.0
 """How long a run that ended keeps its final record for a client that has not collected it."""
@@ -71,6 +73,12 @@ class BackgroundRun:
     ended_at: float | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One waiting call at a time gets the updates, so none is sent twice or skipped."""
+    calling: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set while a call waits on it: a handshake-era question can only be asked through such a call."""
+
+    def asker(self, loop: asyncio.AbstractEventLoop) -> Asker:
+        """The approver to run it with: its client's, asked through the call that waits (``Asker``)."""
+        return Asker(self, loop)
 
     # -- watchers, on the hub's thread -------------------------------------------------------------
 
@@ -237,3 +245,35 @@ class BackgroundRuns:
         )
         while len(self._runs) >= MAX_KEPT and ended:
             self._runs.pop(ended.pop(0).handle, None)
+
+
+class Asker:
+    """Asks a background run's client its questions (approvals, servers' questions), on the hub's loop.
+
+    A handshake-era question is a request sent on the call that waits on the run; between calls there is
+    none, so the question waits for the next ``wait_execution`` (within the call's timeout, as any wait for
+    a decision). On 2026-07-28 a question waits in the run's rounds anyway (``rounds.py``).
+    """
+
+    def __init__(self, run: BackgroundRun, loop: asyncio.AbstractEventLoop) -> None:
+        self._run = run
+        self._loop = loop
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        """The client's decision on ``request``, asked once a call waits."""
+        await self._until_a_call_waits()
+        return await self._run.approver(request)
+
+    async def elicit(self, question: Question) -> Answer:
+        """The client's answer to a server's ``question``, asked once a call waits."""
+        await self._until_a_call_waits()
+        return await self._run.approver.elicit(question)
+
+    async def _until_a_call_waits(self) -> None:
+        if self._run.waiting is not None:
+            return
+        waited = asyncio.run_coroutine_threadsafe(self._run.calling.wait(), self._loop)
+        try:
+            await asyncio.wrap_future(waited)
+        finally:
+            waited.cancel()

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psutil
 import pytest
 from mcp import Client, stdio_client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ElicitResult
 
-from tests.integration.serve_support import stdio_params, write_serve_config
+from tests.integration.serve_support import served_http, stdio_params, write_serve_config
 
 pytestmark = pytest.mark.integration
 
@@ -102,3 +103,74 @@ def test_cancelling_a_queued_program_answers_the_call_waiting_on_it_and_frees_it
     assert "cancelled before it started" in _text(seen["wait"]) or "no execution" in _text(seen["wait"])
     assert seen["next"]["status"] == "ok" and seen["next"]["value"]["data"] == 42  # its place was freed
     assert "No execution of yours" in seen["list"]
+
+
+def test_serve_stopping_with_programs_left_running_and_queued_stops_them_all_cleanly(tmp_path: Path) -> None:
+    """Ctrl-C with programs left running (both eras) and one queued: serve exits 0, nothing left behind."""
+    config = _project(tmp_path, poolSize=2)
+
+    async def session(url: str) -> list[str]:
+        statuses = []
+        async with Client(url, mode="legacy") as old, Client(url) as modern:
+            with anyio.fail_after(60):
+                for client in (old, modern, old):
+                    answer = await client.call_tool("execute_python", {"code": SLEEPER, "wait_s": 1})
+                    statuses.append(_record(answer)["status"])
+        return statuses
+
+    with served_http(tmp_path, config) as (popen, url):
+        statuses = anyio.run(session, url)
+        workers = psutil.Process(popen.pid).children(recursive=True)
+    assert statuses == ["running", "running", "queued"]
+    left = [p for p in workers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, f"still running after serve stopped: {[p.cmdline() for p in left]}"
+    stderr = (tmp_path / "serve.stderr.log").read_text()
+    for sign in ("Task was destroyed", "never retrieved", "Traceback"):
+        assert sign not in stderr, stderr
+
+
+class _Allow:
+    """An elicitation callback that allows once, and counts the questions."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def __call__(self, context: Any, params: Any) -> ElicitResult:
+        self.asked.append(params.message)
+        return ElicitResult(action="accept", content={"decision": "allow once"})
+
+
+APPROVED_LATER = "import time\nprint('started')\ntime.sleep(3)\ncount(label='approved')"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("waiting", [True, False], ids=["asked-while-a-wait-waits", "asked-between-calls"])
+def test_an_approval_raised_by_a_program_left_running_is_answered_through_wait_execution(
+    tmp_path: Path, mode: str, waiting: bool
+) -> None:
+    """The question goes through the call that waits when it is asked, or else through the next one."""
+    config = _project(tmp_path, code_mode={"approve": ["counting/count"]})
+    allow = _Allow()
+
+    async def session(url: str) -> dict[str, Any]:
+        async with Client(url, mode=mode, elicitation_callback=allow) as client:
+            with anyio.fail_after(60):
+                first = _record(
+                    await client.call_tool("execute_python", {"code": APPROVED_LATER, "wait_s": 1})
+                )
+                assert first["status"] == "running", first
+                if not waiting:
+                    await anyio.sleep(4)  # the program asks while no call waits
+                arguments = {"execution_id": first["execution_id"], "wait_s": 30}
+                answer = _record(await client.call_tool("wait_execution", arguments))
+                while answer["status"] == "running":
+                    answer = _record(await client.call_tool("wait_execution", arguments))
+                return answer
+
+    with served_http(tmp_path, config) as (_, url):
+        final = anyio.run(session, url)
+    assert final["status"] == "ok", final["error"]
+    (call,) = final["tool_calls"]
+    assert call["status"] == "ok" and call["approval"]["by"] == "the client", call
+    assert len(allow.asked) == 1
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["approved"]
