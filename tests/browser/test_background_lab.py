@@ -2,9 +2,10 @@
 
 The user right-clicks a cell and picks "Run Cell in Background": the cell ends at once ([n]), its live
 trace keeps gaining rows while the next cell (plain Python, sleeping) shows [*], and at the end it is the
-finished record with the program's note. A second background run is cancelled from a cell (``cancel()`` on
-``jobs``' entries): its badge says ``cancelled``, in a colour that reads on both themes. Screenshots of the
-cells on the light and the dark theme go to ``test-artifacts/browser/background_{running,light,dark}.png``.
+finished record with the program's note. A second background run is listed in the sidebar's Background
+runs section and cancelled with its Cancel button: the cell's badge and the row say ``cancelled``, in a
+colour that reads on both themes. Screenshots (the notebook while the first run goes on; the page on the
+light and the dark theme) go to ``test-artifacts/browser/background_{running,light,dark}.png``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from test_extension_lab import (
     UI_TIMEOUT,
     contrast,
     open_notebook,
+    open_sidebar,
     read_colours,
     run_cell,
     set_theme,
@@ -45,8 +47,8 @@ SPACED = (
 )
 FOREGROUND = "import time\ntime.sleep(6)\n'foreground done'"
 WAITING = "%%codemode --background\nnotify('waiting for a signal')\nimport time\ntime.sleep(120)"
-CANCEL_ALL = "[job.cancel() for job in jobs.values() if job.status == 'running']; print('cancelled')"
 NOTES = ".jp-codemode-notes .jp-codemode-note-item"
+JOBS = "#codemode-sidebar .jp-codemode-sidebar-jobs"
 
 # True once the foreground cell shows [*] and the background trace has more rows than ``before``.
 GREW_WHILE_BUSY = """([fg, bg, before, row]) => {
@@ -57,7 +59,7 @@ GREW_WHILE_BUSY = """([fg, bg, before, row]) => {
 
 @pytest.fixture(scope="module")
 def notebook(app: Page, lab: Lab) -> Locator:
-    cells = [nbformat.v4.new_code_cell(source) for source in (SPACED, FOREGROUND, WAITING, CANCEL_ALL)]
+    cells = [nbformat.v4.new_code_cell(source) for source in (SPACED, FOREGROUND, WAITING)]
     panel = open_notebook(app, write_notebook(lab, "background.ipynb", cells))
     wait_for_kernel_idle(app, panel)
     return panel
@@ -98,23 +100,39 @@ def test_a_background_cell_updates_while_another_cell_runs(app: Page, notebook: 
     assert "foreground done" in foreground.locator(".jp-OutputArea").inner_text()
 
 
-def test_a_cancelled_run_says_so_on_both_themes(app: Page, notebook: Locator) -> None:
+def open_jobs_section(page: Page) -> Locator:
+    """Open the sidebar and its Background runs section (unfolded if folded); the section."""
+    sidebar = open_sidebar(page)
+    title = sidebar.locator(".lm-AccordionPanel-title", has_text="Background runs")
+    title.wait_for(timeout=UI_TIMEOUT)
+    if title.get_attribute("aria-expanded") != "true":
+        title.click()
+    return page.locator(JOBS)
+
+
+def test_the_sidebar_lists_a_background_run_and_cancels_it(app: Page, notebook: Locator) -> None:
     cells = notebook.locator(".jp-Notebook .jp-Cell")
     waiting = cells.nth(2)
     run_cell(app, notebook, 2)
     wait_until_ran(app, waiting)
     waiting.locator(NOTES, has_text="waiting for a signal").wait_for(timeout=RUN_TIMEOUT)
-    run_cell(app, notebook, 3)
+    jobs = open_jobs_section(app)
+    row = jobs.locator(".jp-codemode-sidebar-job", has=app.locator('[data-status="running"]'))
+    row.wait_for(timeout=UI_TIMEOUT)  # the kernel's state file lists it within a poll or two
+    assert row.locator(".jp-codemode-sidebar-job-line").inner_text() == "notify('waiting for a signal')"
+    row.locator(".jp-codemode-sidebar-job-cancel").click()
+
     badge = waiting.locator(f'{BADGE}[data-status="cancelled"]')
     badge.wait_for(timeout=RUN_TIMEOUT)
     assert badge.inner_text() == "■ cancelled"
-    assert "stopped by jobs['" in waiting.locator(FINISHED_TRACE).inner_text()
+    assert "stopped by %codemode cancel" in waiting.locator(FINISHED_TRACE).inner_text()
+    jobs.locator('.jp-codemode-sidebar-job [data-status="cancelled"]').wait_for(timeout=UI_TIMEOUT)
     try:
         for theme, name in ((LIGHT, "light"), (DARK, "dark")):
             set_theme(app, theme)
-            colours = read_colours(badge)
-            assert contrast(colours["text"], colours["background"]) >= 4.5, f"{theme}: {colours}"
-            notebook.screenshot(path=ARTIFACTS / f"background_{name}.png")
+            for part in (badge, jobs.locator('[data-status="cancelled"]').first):
+                colours = read_colours(part)
+                assert contrast(colours["text"], colours["background"]) >= 4.5, f"{theme}: {colours}"
+            app.screenshot(path=ARTIFACTS / f"background_{name}.png")
     finally:
         set_theme(app, LIGHT)
-    notebook.locator(".jp-Cell").first.wait_for(timeout=UI_TIMEOUT)

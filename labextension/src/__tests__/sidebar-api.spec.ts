@@ -241,6 +241,34 @@ describe('CodeModeClient', () => {
   });
 });
 
+describe('normalizeState jobs', () => {
+  it('reads the background runs; an unreadable start is null, a missing status unknown', () => {
+    const state = normalizeState({
+      jobs: [
+        {
+          id: 'a1b2c3d4e5f6',
+          status: 'running',
+          first_line: 'x = 1',
+          started: '2026-11-28T05:00:00.000+00:00',
+          seconds: null
+        },
+        { id: 'b1', first_line: 7, started: 'yesterday', seconds: '3' }
+      ]
+    });
+    expect(state.jobs).toEqual([
+      {
+        id: 'a1b2c3d4e5f6',
+        status: 'running',
+        firstLine: 'x = 1',
+        started: Date.parse('2026-11-28T05:00:00Z'),
+        seconds: null
+      },
+      { id: 'b1', status: 'unknown', firstLine: '7', started: null, seconds: null }
+    ]);
+    expect(normalizeState({}).jobs).toEqual([]);
+  });
+});
+
 describe('normalizeState', () => {
   it('turns missing or mistyped fields into empty values, never into objects', () => {
     const state = normalizeState({

@@ -3,11 +3,19 @@
  */
 import { RenderMimeRegistry, standardRendererFactories } from '@jupyterlab/rendermime';
 
-import { identifierProblem, loadCode, loginCode, reconnectCode, UnsafeActionError } from '../sidebar/actions';
+import {
+  cancelCode,
+  identifierProblem,
+  loadCode,
+  loginCode,
+  reconnectCode,
+  UnsafeActionError
+} from '../sidebar/actions';
 import type {
   IArtifactInfo,
   IExecutorInfo,
   IExecutorNode,
+  IJobInfo,
   IRun,
   IRunSummary,
   IServerInfo,
@@ -17,6 +25,7 @@ import { ArtifactsView, suggestName } from '../sidebar/artifacts';
 import { jsonTree } from '../sidebar/dom';
 import { ExecutorView } from '../sidebar/executor';
 import { HistoryView, runLabel } from '../sidebar/history';
+import { JobsView } from '../sidebar/jobs';
 import { parseCsv, previewArtifact } from '../sidebar/preview';
 import { ServersView } from '../sidebar/servers';
 import { toolMatches, ToolsView } from '../sidebar/tools';
@@ -480,6 +489,13 @@ describe('kernel actions', () => {
     }
   });
 
+  it('sends only the kernel’s job ids to %codemode cancel', () => {
+    expect(cancelCode('15868f5d342d')).toBe('%codemode cancel 15868f5d342d');
+    for (const bad of ['15868f5d342d; import os', 'ABC', '', '1586']) {
+      expect(() => cancelCode(bad)).toThrow(UnsafeActionError);
+    }
+  });
+
   it('sends only store ids and Python names to %codemode load', () => {
     expect(loadCode('a1b2c3d4e5f6', 'table')).toBe('%codemode load a1b2c3d4e5f6 table');
     expect(() => loadCode('a1 b2', 'table')).toThrow(UnsafeActionError);
@@ -488,5 +504,39 @@ describe('kernel actions', () => {
     expect(identifierProblem('1x')).toContain('is not a Python name');
     expect(identifierProblem('None')).toContain('keyword');
     expect(identifierProblem('_ok2')).toBeNull();
+  });
+});
+
+describe('JobsView', () => {
+  const started = Date.parse('2026-11-28T05:00:00Z');
+  const job = (overrides: Partial<IJobInfo>): IJobInfo => ({
+    id: '15868f5d342d',
+    status: 'running',
+    firstLine: "for city in ['Oslo', 'Lima']:",
+    started,
+    seconds: null,
+    ...overrides
+  });
+
+  it('lists the runs newest first: status, id, seconds, first line; Cancel on a running one', () => {
+    const cancelled: IJobInfo[] = [];
+    const view = new JobsView({ onCancel: j => cancelled.push(j), now: () => started + 12_500 });
+    expect(view.title.label).toBe('Background runs');
+    expect(view.node.textContent).toContain('No background runs');
+    const ended = job({ id: 'c27e5f042cf6', status: 'cancelled', seconds: 0.2, firstLine: 'notify("x")' });
+    view.setJobs([job({}), ended]);
+    const rows = all(view.node, 'job');
+    expect(rows.map(r => text(r, 'job-id'))).toEqual(['15868f5d342d', 'c27e5f042cf6']);
+    expect(rows.map(r => r.querySelector('.jp-codemode-badge')!.getAttribute('data-status'))).toEqual([
+      'running',
+      'cancelled'
+    ]);
+    expect(text(rows[0], 'job-seconds')).toBe('12.5 s');
+    expect(text(rows[1], 'job-seconds')).toBe('200 ms');
+    expect(text(rows[0], 'job-line')).toBe("for city in ['Oslo', 'Lima']:");
+    expect(rows[1].querySelector('.jp-codemode-sidebar-job-cancel')).toBeNull();
+    click(rows[0].querySelector('.jp-codemode-sidebar-job-cancel')!);
+    expect(cancelled.map(j => j.id)).toEqual(['15868f5d342d']);
+    view.dispose();
   });
 });

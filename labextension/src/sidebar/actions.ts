@@ -80,6 +80,16 @@ export function loadCode(artifactId: string, name: string): string {
   return `%codemode load ${artifactId} ${name}`;
 }
 
+const JOB_ID = /^[0-9a-f]{6,64}$/;
+
+/** The silent code that stops a background run (`%codemode cancel`). */
+export function cancelCode(jobId: string): string {
+  if (!JOB_ID.test(jobId)) {
+    throw new UnsafeActionError('this job id is not one the kernel makes; it is not sent to the kernel');
+  }
+  return `%codemode cancel ${jobId}`;
+}
+
 /** Output kept for the status line. */
 const MAX_OUTPUT = 4000;
 

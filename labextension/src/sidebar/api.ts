@@ -14,6 +14,7 @@ import type {
   ArtifactMetadata,
   ExecutorNode,
   ExecutorState,
+  JobEntry,
   KernelState,
   ServerEntry,
   ToolEntry,
@@ -76,6 +77,19 @@ export interface IExecutorInfo {
   problem: string;
 }
 
+/** A background run of the kernel (`%%codemode --background`). */
+export interface IJobInfo {
+  /** The execution id (12 hex digits). */
+  id: string;
+  /** `running`, `cancelling`, then the record's status. */
+  status: string;
+  firstLine: string;
+  /** When it started (ms since the epoch), or null when the kernel's time does not parse. */
+  started: number | null;
+  /** How long it ran, once it ended; null while it runs. */
+  seconds: number | null;
+}
+
 /** What a Code Mode kernel last wrote about itself. */
 export interface IKernelState {
   version: number;
@@ -88,6 +102,8 @@ export interface IKernelState {
   tools: IToolInfo[];
   /** Null when the kernel has not said (its tools have not started, or it is older). */
   executor: IExecutorInfo | null;
+  /** The background runs, newest first (empty before the first one, or from an older kernel). */
+  jobs: IJobInfo[];
 }
 
 /** One stored artifact, without its data. */
@@ -270,7 +286,20 @@ export function normalizeState(value: unknown): IKernelState {
     updated: typeof body.updated === 'number' ? String(body.updated) : asString(body.updated),
     servers: asList(body.servers).map(normalizeServer),
     tools: asList(body.tools).map(normalizeTool),
-    executor: normalizeExecutor(body.executor)
+    executor: normalizeExecutor(body.executor),
+    jobs: asList(body.jobs).map(normalizeJob)
+  };
+}
+
+function normalizeJob(value: unknown): IJobInfo {
+  const body: Untrusted<JobEntry> = asRecord(value);
+  const started = Date.parse(asString(body.started));
+  return {
+    id: asString(body.id),
+    status: asString(body.status) || 'unknown',
+    firstLine: asString(body.first_line),
+    started: Number.isNaN(started) ? null : started,
+    seconds: asNumber(body.seconds)
   };
 }
 

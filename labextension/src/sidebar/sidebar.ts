@@ -1,5 +1,6 @@
 /**
- * The Code Mode sidebar: servers, tools, artifacts, history and executor of the active notebook's kernel.
+ * The Code Mode sidebar: servers, tools, artifacts, history, executor and background runs of the active
+ * notebook's kernel.
  *
  * Data comes from the jupyter_server extension (it reads what the kernel wrote into the workspace), so it
  * shows while a cell runs and after a restart. The state is polled every 2 s while the panel is visible
@@ -17,14 +18,23 @@ import { type AccordionPanel, Widget } from '@lumino/widgets';
 
 import { clipCounted } from '../common/format';
 
-import { loadCode, loginCode, reconnectCode, runSilently, UnsafeActionError, type IActionReport } from './actions';
-import { CodeModeClient, type IArtifactInfo, type IKernelState } from './api';
+import {
+  cancelCode,
+  loadCode,
+  loginCode,
+  reconnectCode,
+  runSilently,
+  UnsafeActionError,
+  type IActionReport
+} from './actions';
+import { CodeModeClient, type IArtifactInfo, type IJobInfo, type IKernelState } from './api';
 import { ArtifactsView } from './artifacts';
 import { button, el } from './dom';
 import { ExecutorView } from './executor';
 import { HistoryView } from './history';
 import { codeModeIcon } from './icon';
 import { insertIntoNotebook } from './insert';
+import { JobsView } from './jobs';
 import { ServersView } from './servers';
 import { ToolsView } from './tools';
 
@@ -33,7 +43,7 @@ const CODEMODE_KERNEL = 'codemode';
 const CODEMODE_DISPLAY_NAME = 'Code Mode (Python 3)';
 
 /** The sections' order in the accordion. */
-const SECTION = { servers: 0, tools: 1, artifacts: 2, history: 3, executor: 4 } as const;
+const SECTION = { servers: 0, tools: 1, artifacts: 2, history: 3, executor: 4, jobs: 5 } as const;
 
 /** How the sidebar is made. */
 export interface ICodeModeSidebarOptions {
@@ -77,7 +87,7 @@ export class CodeModeSidebar extends SidePanel {
       'refresh',
       new ToolbarButton({
         icon: refreshIcon,
-        tooltip: 'Refresh servers, tools, artifacts, history and executor',
+        tooltip: 'Refresh servers, tools, artifacts, history, executor and background runs',
         onClick: () => void this.refresh()
       })
     );
@@ -97,7 +107,9 @@ export class CodeModeSidebar extends SidePanel {
       fetchRun: run => this._client.run(this._kernelId, run.id)
     });
     this._executor = new ExecutorView();
-    for (const section of [this._servers, this._tools, this._artifacts, this._history, this._executor]) {
+    this._jobs = new JobsView({ onCancel: job => void this.cancelJob(job) });
+    const sections = [this._servers, this._tools, this._artifacts, this._history, this._executor, this._jobs];
+    for (const section of sections) {
       this.addWidget(section);
     }
 
@@ -127,13 +139,15 @@ export class CodeModeSidebar extends SidePanel {
     artifacts: ArtifactsView;
     history: HistoryView;
     executor: ExecutorView;
+    jobs: JobsView;
   } {
     return {
       servers: this._servers,
       tools: this._tools,
       artifacts: this._artifacts,
       history: this._history,
-      executor: this._executor
+      executor: this._executor,
+      jobs: this._jobs
     };
   }
 
@@ -204,6 +218,19 @@ export class CodeModeSidebar extends SidePanel {
       return this._refuse(error);
     }
     return this._run(`Load ${clipCounted(artifact.name || artifact.id, 80)} as ${name}`, code);
+  }
+
+  /** Stops a background run (`%codemode cancel`), then re-reads the state. */
+  async cancelJob(job: IJobInfo): Promise<IActionReport | null> {
+    let code: string;
+    try {
+      code = cancelCode(job.id);
+    } catch (error) {
+      return this._refuse(error);
+    }
+    const report = await this._run(`Cancel ${clipCounted(job.id, 80)}`, code);
+    await this._pollState();
+    return report;
   }
 
   /** Saves an artifact through the browser (fetched from its `?download=1` URL). */
@@ -291,10 +318,11 @@ export class CodeModeSidebar extends SidePanel {
       this._generation += 1;
       this._mode = null;
       this._state = null;
-      this._shownServers = this._shownTools = this._shownExecutor = '';
+      this._shownServers = this._shownTools = this._shownExecutor = this._shownJobs = '';
       this._servers.setServers([]);
       this._tools.setTools([]);
       this._executor.setExecutor(null);
+      this._jobs.setJobs([]);
       this._artifacts.setArtifacts([]);
       this._history.closeRun();
       this._history.setRuns([]);
@@ -388,6 +416,11 @@ export class CodeModeSidebar extends SidePanel {
     if (executor !== this._shownExecutor) {
       this._shownExecutor = executor;
       this._executor.setExecutor(state.executor);
+    }
+    const jobs = JSON.stringify(state.jobs);
+    if (jobs !== this._shownJobs) {
+      this._shownJobs = jobs;
+      this._jobs.setJobs(state.jobs);
     }
   }
 
@@ -535,6 +568,7 @@ export class CodeModeSidebar extends SidePanel {
   private _shownServers = '';
   private _shownTools = '';
   private _shownExecutor = '';
+  private _shownJobs = '';
   private _listsStale = false;
   private _timer: number | null = null;
   private _mode: Mode | null = null;
@@ -547,6 +581,7 @@ export class CodeModeSidebar extends SidePanel {
   private _artifacts: ArtifactsView;
   private _history: HistoryView;
   private _executor: ExecutorView;
+  private _jobs: JobsView;
 }
 
 function describe(error: unknown): string {
