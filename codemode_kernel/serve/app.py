@@ -299,7 +299,9 @@ def build_server(
             answer = await rounds.reply(waiting, unanswered)
             assert answer is not None
             return answer
-        return await _wait_for(background, ctx, wait, first=False)
+        # Not yet answered running, the client has no id for the run: this retry is still its first call,
+        # and cancelling it stops the program (else it would run on unreachable, holding its place).
+        return await _wait_for(background, ctx, wait, first=not background.handle)
 
     async def wait_execution(
         execution_id: Annotated[str, Field(min_length=1, max_length=200, description=EXECUTION_ID_PARAMETER)],

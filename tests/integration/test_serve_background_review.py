@@ -14,7 +14,7 @@ import anyio
 import psutil
 import pytest
 from mcp import Client, stdio_client
-from mcp.types import CallToolResult, ElicitResult
+from mcp.types import CallToolResult, ElicitResult, InputRequiredResult, InputResponses
 
 from tests.integration.serve_support import served_http, stdio_params, write_serve_config
 
@@ -173,4 +173,51 @@ def test_an_approval_raised_by_a_program_left_running_is_answered_through_wait_e
     (call,) = final["tool_calls"]
     assert call["status"] == "ok" and call["approval"]["by"] == "the client", call
     assert len(allow.asked) == 1
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["approved"]
+
+
+ASKS_AT_ONCE = "count(label='approved')\nprint('approved')\nimport time\ntime.sleep(60)"
+
+
+def test_cancelling_the_retry_that_answers_a_first_calls_question_stops_the_program(tmp_path: Path) -> None:
+    """On 2026-07-28 the retry carrying an approval is still the first call: the client has no id to cancel
+    with, so cancelling it must stop the program (else it runs unreachable and holds its place)."""
+    config = _project(tmp_path, code_mode={"approve": ["counting/count"]}, poolSize=1)
+
+    async def session(url: str) -> dict[str, Any]:
+        async with Client(url, elicitation_callback=_Allow()) as client:  # declares form elicitation
+            call = client.session.call_tool
+            arguments = {"code": ASKS_AT_ONCE, "wait_s": 30, "timeout": 120}
+            with anyio.fail_after(60):
+                first = await call("execute_python", arguments, allow_input_required=True)
+                assert isinstance(first, InputRequiredResult), first
+                answers: InputResponses = {
+                    key: ElicitResult(action="accept", content={"decision": "allow once"})
+                    for key in first.input_requests or {}
+                }
+                printed = anyio.Event()
+
+                async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                    if message and "approved" in message and message.startswith("stdout"):
+                        printed.set()
+
+                async def retry() -> None:
+                    await call(
+                        "execute_python",
+                        arguments,
+                        progress_callback=on_progress,
+                        input_responses=answers,
+                        request_state=first.request_state,
+                    )
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(retry)
+                    await printed.wait()  # approved and running past the question
+                    group.cancel_scope.cancel()
+                # Its place is free again: the next program runs at once.
+                return _record(await client.call_tool("execute_python", {"code": "6 * 7", "wait_s": 20}))
+
+    with served_http(tmp_path, config) as (_, url):
+        after = anyio.run(session, url)
+    assert after["status"] == "ok" and after["value"]["data"] == 42, after
     assert (tmp_path / "calls.txt").read_text().splitlines() == ["approved"]
