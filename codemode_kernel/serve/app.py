@@ -230,23 +230,23 @@ def build_server(
 
         The first call (``first``) stops the run when its client cancels it; a later wait only gives up.
         """
-        relay = ProgressRelay(
-            ctx, asyncio.get_running_loop(), functools.partial(log_levels.wants, scope_of(ctx))
-        )
-        background.relay = relay
-        relay.start()
-        try:
-            async with background.lock:
-                background.calling.set()
-                try:
-                    answer = await _answer(background, wait, first=first)
-                finally:
-                    background.calling.clear()
-        except BaseException:
-            background.relay = None
-            relay.cancel()  # a failed or cancelled call sends nothing more
-            raise
-        background.relay = None
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        # One call at a time gets the updates and their notifications: a second call waits its turn (its
+        # wait_s counting from its start), then is told only of what it returns.
+        async with background.lock:
+            relay = ProgressRelay(ctx, loop, functools.partial(log_levels.wants, scope_of(ctx)))
+            background.relay = relay
+            background.calling.set()
+            relay.start()
+            try:
+                answer = await _answer(background, max(0.0, wait - (loop.time() - began)), first=first)
+            except BaseException:
+                relay.cancel()  # a failed or cancelled call sends nothing more
+                raise
+            finally:
+                background.relay = None
+                background.calling.clear()
         await relay.finish()
         return answer
 

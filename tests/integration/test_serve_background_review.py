@@ -221,3 +221,53 @@ def test_cancelling_the_retry_that_answers_a_first_calls_question_stops_the_prog
         after = anyio.run(session, url)
     assert after["status"] == "ok" and after["value"]["data"] == 42, after
     assert (tmp_path / "calls.txt").read_text().splitlines() == ["approved"]
+
+
+PRINTING = "import time\nfor i in range(40):\n    print('line', i)\n    time.sleep(0.25)"
+
+
+def test_two_waits_on_one_program_at_once_each_get_the_notifications_of_what_they_return(
+    tmp_path: Path,
+) -> None:
+    """A second wait_execution while one waits: it answers after the first, and each call is told (as
+    progress) of the lines it returns, none of them lost to the other call."""
+    config = _project(tmp_path)
+    told: dict[str, list[str]] = {"a": [], "b": []}
+    answers: dict[str, dict[str, Any]] = {}
+
+    def telling(key: str, heard: anyio.Event | None = None) -> Any:
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            if message and message.startswith("stdout: "):
+                told[key].extend(message.removeprefix("stdout: ").splitlines())
+                if heard is not None:
+                    heard.set()
+
+        return on_progress
+
+    async def session() -> None:
+        async with Client(stdio_client(stdio_params(tmp_path, config)), mode="legacy") as client:
+            with anyio.fail_after(60):
+                first = _record(await client.call_tool("execute_python", {"code": PRINTING, "wait_s": 0}))
+                ident = first["execution_id"]
+                heard = anyio.Event()
+
+                async def wait(key: str, seconds: float, heard: anyio.Event | None = None) -> None:
+                    answer = await client.call_tool(
+                        "wait_execution",
+                        {"execution_id": ident, "wait_s": seconds},
+                        progress_callback=telling(key, heard),
+                    )
+                    answers[key] = _record(answer)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(wait, "a", 3, heard)
+                    await heard.wait()  # a waits, and is told
+                    group.start_soon(wait, "b", 5)  # counted from its start: it waits after a
+                await client.call_tool("cancel_execution", {"execution_id": ident})
+
+    anyio.run(session)
+    for key in ("a", "b"):
+        returned = answers[key]["stdout"].splitlines()
+        assert answers[key]["status"] == "running" and returned, answers[key]
+        assert set(returned) <= set(told[key]), (key, returned, told[key])
+    assert not set(answers["a"]["stdout"].splitlines()) & set(answers["b"]["stdout"].splitlines())
