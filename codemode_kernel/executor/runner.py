@@ -559,7 +559,8 @@ class Executor:
         except (TimeoutError, ZygoteError, OSError, ClusterError) as exc:
             return await self._no_worker(run, exc, [])
         if not await _unless_stopped(session.lock.acquire(), run):  # stopped while an earlier run held it
-            await self._sessions.rest(session)
+            if not session.lock.locked():  # else the run holding it rests it when it ends, not now
+                await self._sessions.rest(session)
             return _cancelled_early(run, [])
         if session.idle is not None:
             session.idle.cancel()  # set by the run that held the lock, after this run opened the session

@@ -6,7 +6,9 @@ calls in a file, and the MCP SDK's client; each test is a case the first version
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,9 @@ import pytest
 from mcp import Client, stdio_client
 from mcp.types import CallToolResult, ElicitResult, InputRequiredResult, InputResponses
 
+from codemode_kernel import Toolbox
+from codemode_kernel.config import load_config
+from codemode_kernel.executor import Executor
 from tests.integration.serve_support import served_http, stdio_params, write_serve_config
 
 pytestmark = pytest.mark.integration
@@ -271,3 +276,28 @@ def test_two_waits_on_one_program_at_once_each_get_the_notifications_of_what_the
         assert answers[key]["status"] == "running" and returned, answers[key]
         assert set(returned) <= set(told[key]), (key, returned, told[key])
     assert not set(answers["a"]["stdout"].splitlines()) & set(answers["b"]["stdout"].splitlines())
+
+
+def test_a_job_cancelled_while_waiting_for_a_session_leaves_the_running_program_its_worker(
+    tmp_path: Path,
+) -> None:
+    """The session's idle timer is the running program's to set when it ends, not the cancelled waiter's."""
+    servers = {"counting": {"command": sys.executable, "args": [str(COUNTING), "--log", str(tmp_path / "c")]}}
+    (tmp_path / "codemode.json").write_text(json.dumps({"mcpServers": servers, "workspace": str(tmp_path)}))
+    with (
+        Toolbox(load_config(tmp_path / "codemode.json")) as tb,
+        Executor(tb, grace=1.0, session_idle=1) as ex,
+    ):
+        holder = ex.start("import time\nprint('holding')\ntime.sleep(4)\n'held'", session="s", timeout=60)
+        deadline = time.monotonic() + 20
+        while "holding" not in holder.updates().stdout:
+            assert time.monotonic() < deadline, "the session's first run never started"
+            holder.wait(0.05)
+        waiting = ex.start("print('never')", session="s", timeout=60)
+        assert waiting.wait(0.5) is None, "the second run of a session waits for the first"
+        waiting.cancel("the test")
+        cancelled = waiting.wait(15)
+        held = holder.wait(30)
+    assert cancelled is not None and cancelled.status == "cancelled"
+    assert held is not None and held.status == "ok" and held.value is not None, held.error
+    assert held.value["text"] == "held"
