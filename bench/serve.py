@@ -12,6 +12,11 @@ noise hits both ways alike:
   (t(N calls) - t(no call)) / N, against one direct call.
 - load: CLIENTS concurrent HTTP clients, each making CALLS executions of a program with 5 calls: wall
   time, throughput and the p50/p99 of each execution as its client saw it.
+- long_runs: the same one-call program as one foreground ``execute_python`` (its wait long enough)
+  versus started with ``wait_s=0`` and collected with one ``wait_execution``, over stdio and over HTTP
+  (the SDK's default protocol, and the initialize handshake with an MCP session): what coming back
+  costs; and how long a program's ``notify()`` takes to end a waiting ``wait_execution`` (the program
+  stamps the note with its clock, the client reads its own on the answer: one machine).
 - weather_task: forecasts for several cities, pick the warmest, then its current weather: one
   ``execute_python`` call versus the N+1 tool calls a client makes without code mode. Round trips are the
   JSON-RPC requests the client sent; bytes are every JSON-RPC message in either direction, counted
@@ -63,8 +68,26 @@ CITIES = (
     "Lisbon", "Denver", "Dakar", "Tokyo", "Sydney", "Toronto", "Madrid", "Mumbai", "Havana", "Auckland",
 )  # fmt: skip
 
-FULL = {"samples": 100, "calls": 50, "rounds": 20, "clients": 16, "per_client": 25, "cities": 10, "tasks": 10}
-QUICK = {"samples": 15, "calls": 20, "rounds": 3, "clients": 8, "per_client": 5, "cities": 5, "tasks": 2}
+FULL = {
+    "samples": 100,
+    "calls": 50,
+    "rounds": 20,
+    "clients": 16,
+    "per_client": 25,
+    "cities": 10,
+    "tasks": 10,
+    "waits": 50,
+}
+QUICK = {
+    "samples": 15,
+    "calls": 20,
+    "rounds": 3,
+    "clients": 8,
+    "per_client": 5,
+    "cities": 5,
+    "tasks": 2,
+    "waits": 15,
+}
 HELP = {
     "samples": "latency samples per way",
     "calls": "tool calls in the program of the tool_call comparison (N)",
@@ -73,10 +96,15 @@ HELP = {
     "per_client": "executions per client in the load",
     "cities": "cities in the weather task",
     "tasks": "times the weather task is done each way (for its wall time)",
+    "waits": "samples of each way of long_runs, per transport (foreground, started and collected, a note)",
 }
 
 ONE_CALL = 'get_weather(city="Oslo", unit="celsius")["temperature"]\n'
 LOAD_CALLS = 5
+NOTE_AFTER_S = 0.1
+"""How long the note program runs before its note: the client's wait_execution is in place by then."""
+NOTE_PROGRAM = f"import time\ntime.sleep({NOTE_AFTER_S})\nnotify('ping', t=time.time())\ntime.sleep(60)\n"
+STILL_RUNNING = ("running", "queued")
 
 
 class Failed(RuntimeError):
@@ -438,6 +466,97 @@ async def measure_load(url: str, clients: int, per_client: int) -> dict[str, Any
     return report
 
 
+def _record(result: Any) -> dict[str, Any]:
+    """The structured record of a result; Failed with its text when there is none (a refused call)."""
+    if result.structured_content is None:
+        raise Failed("".join(getattr(block, "text", "") for block in result.content))
+    record: dict[str, Any] = result.structured_content
+    return record
+
+
+async def started_then_collected(client: Client) -> str:
+    """ONE_CALL started with ``wait_s=0``, then waited for with ``wait_execution``; the first answer's status.
+
+    The first answer is ``running``, or ``queued`` (the program had no place yet), unless the program ended
+    within the call; either way the value is checked.
+    """
+    answer = await client.call_tool("execute_python", {"code": ONE_CALL, "wait_s": 0})
+    first = _record(answer)
+    while _record(answer)["status"] in STILL_RUNNING:
+        answer = await client.call_tool(
+            "wait_execution", {"execution_id": first["execution_id"], "wait_s": 60}
+        )
+    ok_value(answer)
+    return str(first["status"])
+
+
+async def note_latency(client: Client) -> float | None:
+    """Milliseconds from NOTE_PROGRAM's ``notify()`` to the answer of the ``wait_execution`` it woke.
+
+    None when the note came before the wait was sent (the sample would time the request, not the wake).
+    The program is cancelled after, untimed.
+    """
+    first = _record(await client.call_tool("execute_python", {"code": NOTE_PROGRAM, "wait_s": 0}))
+    if first["status"] not in STILL_RUNNING:
+        raise Failed(f"the note program ended {first['status']} at once: {json.dumps(first.get('error'))}")
+    ident = first["execution_id"]
+    try:
+        sent = time.time()
+        woken = _record(await client.call_tool("wait_execution", {"execution_id": ident, "wait_s": 30}))
+        answered = time.time()
+    finally:
+        await client.call_tool("cancel_execution", {"execution_id": ident})
+    notes = first["notes"] + woken["notes"]
+    if not notes:
+        raise Failed(f"wait_execution ended {woken['status']} without the program's note")
+    stamped = float(notes[0]["data"]["t"])
+    return None if stamped < sent else (answered - stamped) * 1000
+
+
+async def long_runs_over(client: Client, waits: int) -> dict[str, Any]:
+    """Foreground versus started and collected (p50/p95) through ``client``, then the note's latency."""
+    foreground: list[float] = []
+    collected: list[float] = []
+    first_status: dict[str, int] = {}
+
+    async def in_foreground() -> None:
+        ok_value(await client.call_tool("execute_python", {"code": ONE_CALL, "wait_s": 60}))
+
+    async def in_background() -> None:
+        status = await started_then_collected(client)
+        first_status[status] = first_status.get(status, 0) + 1
+
+    for sample in range(waits):
+        ways = [(foreground, in_foreground), (collected, in_background)]
+        for times, way in ways if sample % 2 == 0 else reversed(ways):
+            await anyio.sleep(IDLE_SECONDS)
+            times.append(await timed(way))
+    latencies: list[float] = []
+    for _ in range(waits):
+        await anyio.sleep(IDLE_SECONDS)
+        if (latency := await note_latency(client)) is not None:
+            latencies.append(latency)
+    return {
+        "foreground_p50_ms": percentile(foreground, 50),
+        "foreground_p95_ms": percentile(foreground, 95),
+        "started_then_collected_p50_ms": percentile(collected, 50),
+        "started_then_collected_p95_ms": percentile(collected, 95),
+        "overhead_per_round_trip_ms": round(percentile(collected, 50) - percentile(foreground, 50), 3),
+        "first_answer_status": first_status,
+        "note_to_answer_p50_ms": percentile(latencies, 50) if latencies else None,
+        "note_to_answer_p95_ms": percentile(latencies, 95) if latencies else None,
+        "note_before_wait": waits - len(latencies),
+    }
+
+
+async def measure_long_runs(clients: dict[str, Client], waits: int) -> dict[str, Any]:
+    """``long_runs_over`` each client in turn, with the protocol version it speaks."""
+    report: dict[str, Any] = {"samples": waits, "program": ONE_CALL, "note_program": NOTE_PROGRAM}
+    for name, client in clients.items():
+        report[name] = {"protocol": client.protocol_version, **await long_runs_over(client, waits)}
+    return report
+
+
 def _temperature(city: str) -> float:
     """The temperature the weather server gives ``city``, from its own function."""
     return get_weather(city, "celsius").temperature
@@ -544,7 +663,8 @@ async def run_all(options: dict[str, Any], workspace: Path) -> dict[str, Any]:
             )
             weather = Client(counted(stdio(WEATHER, workspace, weather_log), weather_wire), cache=None)
             over_http = Client(url, cache=None)
-            for client in (over_stdio, weather, over_http):
+            handshake = Client(url, cache=None, mode="legacy")  # as hosts on the TypeScript SDK connect
+            for client in (over_stdio, weather, over_http, handshake):
                 await stack.enter_async_context(client)
             report["tools_list_bytes"] = {
                 "serve": await listing_bytes(over_stdio, serve_wire),
@@ -554,6 +674,7 @@ async def run_all(options: dict[str, Any], workspace: Path) -> dict[str, Any]:
                 await executor.arun(ONE_CALL)
                 ok_value(await over_stdio.call_tool("execute_python", {"code": ONE_CALL}))
                 ok_value(await over_http.call_tool("execute_python", {"code": ONE_CALL}))
+                ok_value(await handshake.call_tool("execute_python", {"code": ONE_CALL}))
                 await weather.call_tool("get_weather", {"city": "Oslo", "unit": "celsius"})
             samples, calls, rounds = options["samples"], options["calls"], options["rounds"]
             await measured(
@@ -564,6 +685,13 @@ async def run_all(options: dict[str, Any], workspace: Path) -> dict[str, Any]:
             )
             await measured(
                 report, "load", lambda: measure_load(url, options["clients"], options["per_client"])
+            )
+            await measured(
+                report,
+                "long_runs",
+                lambda: measure_long_runs(
+                    {"stdio": over_stdio, "http": over_http, "http_handshake": handshake}, options["waits"]
+                ),
             )
             await measured(
                 report,
@@ -627,7 +755,7 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
 def main() -> int:
     """Parse the options, run the benchmark and print its JSON report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a smaller run for CI (about 30 s)")
+    parser.add_argument("--quick", action="store_true", help="a smaller run for CI (about 35 s)")
     add_counts(parser, HELP, FULL, QUICK)
     args = parser.parse_args()
     options = chosen_counts(parser, args, HELP, FULL, QUICK)
