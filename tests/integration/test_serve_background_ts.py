@@ -84,12 +84,14 @@ def test_a_twenty_second_program_answers_running_then_comes_back_whole(
     assert [n["message"] for r in running for n in r["notes"]] in ([], ["halfway"])
     assert any(r["running"]["tool_calls_so_far"] > 0 for r in running)
     # The final record is the one a foreground run of the same program makes.
-    assert _without_timings(final) == _without_timings(_record(seen["stdio_foreground"]))
+    assert _without_timings(final) == _without_timings(_record(seen["stdio_foreground"]["final"]))
     calls = (folders[0 if transport == "stdio" else 1] / "calls.txt").read_text().splitlines()
     assert calls.count("tick-19") == (2 if transport == "stdio" else 1)  # once per run, no more
 
 
-def test_the_note_reaches_the_client_as_a_log_message(seen: dict[str, Any]) -> None:
+def test_the_note_reaches_the_waiting_client_as_progress_and_a_log_message(seen: dict[str, Any]) -> None:
+    progress = seen["stdio_foreground"]["progress"]
+    assert any("halfway" in str(message) for message in progress), progress
     logs = seen["stdio_logs"]
     assert any(log["logger"] == "note" and str(log["data"]).startswith("halfway") for log in logs), logs
 

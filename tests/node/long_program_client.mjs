@@ -64,10 +64,17 @@ async function inTheBackground(client) {
   return { answers: await untilEnd(client, first, 8), first_took_s: firstTookS };
 }
 
-/** The same program waited for at length (its note may end a wait: then the client waits again). */
+/** The same program waited for at length (its note may end a wait: then the client waits again), with a
+ * progress token: the final answer, and the progress messages the first call got. */
 async function inTheForeground(client) {
-  const first = await call(client, "execute_python", { code: spec.program, wait_s: 45, timeout: 60 });
-  return (await untilEnd(client, first, 45)).at(-1);
+  const progress = [];
+  const onprogress = (update) => progress.push(update.message ?? null);
+  const args = { code: spec.program, wait_s: 45, timeout: 60 };
+  const first = await client.callTool({ name: "execute_python", arguments: args }, undefined, {
+    ...REQUEST,
+    onprogress,
+  });
+  return { final: (await untilEnd(client, first, 45)).at(-1), progress };
 }
 
 /** Short programs started with wait_s=0 on a server with free places, one after another, each collected
