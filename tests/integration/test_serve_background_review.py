@@ -47,6 +47,13 @@ def _text(result: CallToolResult) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
 
+def _assert_quiet(folder: Path) -> None:
+    """serve's stderr has no traceback and no warning of a task left pending or an error never read."""
+    stderr = (folder / "serve.stderr.log").read_text()
+    for sign in ("Traceback", "Task was destroyed", "never retrieved"):
+        assert sign not in stderr, stderr
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 def test_a_program_started_with_wait_s_0_and_a_free_place_is_running_not_queued(
     tmp_path: Path, mode: str
@@ -129,9 +136,7 @@ def test_serve_stopping_with_programs_left_running_and_queued_stops_them_all_cle
     assert statuses == ["running", "running", "queued"]
     left = [p for p in workers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not left, f"still running after serve stopped: {[p.cmdline() for p in left]}"
-    stderr = (tmp_path / "serve.stderr.log").read_text()
-    for sign in ("Task was destroyed", "never retrieved", "Traceback"):
-        assert sign not in stderr, stderr
+    _assert_quiet(tmp_path)
 
 
 class _Allow:
@@ -178,6 +183,7 @@ def test_an_approval_raised_by_a_program_left_running_is_answered_through_wait_e
     (call,) = final["tool_calls"]
     assert call["status"] == "ok" and call["approval"]["by"] == "the client", call
     assert len(allow.asked) == 1
+    _assert_quiet(tmp_path)
     assert (tmp_path / "calls.txt").read_text().splitlines() == ["approved"]
 
 
@@ -226,6 +232,7 @@ def test_cancelling_the_retry_that_answers_a_first_calls_question_stops_the_prog
         after = anyio.run(session, url)
     assert after["status"] == "ok" and after["value"]["data"] == 42, after
     assert (tmp_path / "calls.txt").read_text().splitlines() == ["approved"]
+    _assert_quiet(tmp_path)
 
 
 PRINTING = "import time\nfor i in range(40):\n    print('line', i)\n    time.sleep(0.25)"
@@ -301,3 +308,66 @@ def test_a_job_cancelled_while_waiting_for_a_session_leaves_the_running_program_
     assert cancelled is not None and cancelled.status == "cancelled"
     assert held is not None and held.status == "ok" and held.value is not None, held.error
     assert held.value["text"] == "held"
+
+
+LIFECYCLE = ROOT / "tests" / "servers" / "lifecycle_server.py"
+
+
+def test_a_job_cancelled_while_waiting_for_a_server_still_connecting_ends_at_once(tmp_path: Path) -> None:
+    servers = {
+        "good": {"command": sys.executable, "args": [str(LIFECYCLE)]},
+        "stuck": {
+            "command": sys.executable,
+            "args": [str(LIFECYCLE), "--hang-initialize", "--prefix", "stuck_"],
+        },
+    }
+    config = tmp_path / "codemode.json"
+    config.write_text(
+        json.dumps({"mcpServers": servers, "workspace": str(tmp_path), "defaults": {"startWait": 1}})
+    )
+    with Toolbox.from_config(config) as tb, Executor(tb, grace=1.0) as ex:
+        assert tb.pending == ["stuck"]
+        job = ex.start("print('started')\nstuck_echo(text='x')", timeout=60)
+        assert job.wait(0.5) is None, "the run waits for the server its program names"
+        asked = time.monotonic()
+        job.cancel("the test")
+        result = job.wait(10)
+        took = time.monotonic() - asked
+    assert result is not None and result.status == "cancelled", result
+    assert result.error is not None and "stopped by the test" in result.error["message"]
+    assert result.stdout == "" and took < 3
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a_cancelled_wait_leaves_the_program_running_and_its_output_whole(tmp_path: Path, mode: str) -> None:
+    """Cancelling a wait_execution (notifications/cancelled, or a closed stream) gives up that wait only."""
+    config = _project(tmp_path)
+    code = "import time\nfor i in range(12):\n    print('line', i)\n    time.sleep(0.25)\n'done'"
+
+    async def session(url: str) -> list[dict[str, Any]]:
+        async with Client(url, mode=mode) as client:
+            with anyio.fail_after(60):
+                first = _record(await client.call_tool("execute_python", {"code": code, "wait_s": 0}))
+                arguments = {"execution_id": first["execution_id"], "wait_s": 30}
+                heard = anyio.Event()
+
+                async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                    heard.set()
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(
+                        lambda: client.call_tool("wait_execution", arguments, progress_callback=on_progress)
+                    )
+                    await heard.wait()  # the wait is under way
+                    group.cancel_scope.cancel()
+                answers = [_record(await client.call_tool("wait_execution", arguments))]
+                while answers[-1]["status"] == "running":
+                    answers.append(_record(await client.call_tool("wait_execution", arguments)))
+        return answers
+
+    with served_http(tmp_path, config) as (_, url):
+        answers = anyio.run(session, url)
+    final = answers[-1]
+    assert final["status"] == "ok" and final["value"]["text"] == "done", final
+    assert final["stdout"] == "".join(f"line {i}\n" for i in range(12))
+    _assert_quiet(tmp_path)
