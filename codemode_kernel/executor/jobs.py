@@ -168,6 +168,18 @@ class Job:
             self.future.set_result(result)
         self._wake(note=False)
 
+    def release(self) -> None:
+        """Drop what it printed, called and noted, once ended: its result holds all of it.
+
+        For a caller that keeps ended jobs a while (``codemode serve``, until the client collects the
+        result) and reads only the result by then; ``updates`` afterwards has nothing more to give.
+        """
+        if not self.done:
+            return
+        with self._lock:
+            self._stdout, self._stderr, self._notes = [], [], []
+            self._calls, self._call_changes = {}, []
+
     def _wake(self, *, note: bool) -> None:
         """Wake the waiters for the end (all of them), or for a note (those that wait for one)."""
         with self._lock:

@@ -233,6 +233,8 @@ class BackgroundRuns:
 
     def _ended(self, run: BackgroundRun) -> None:
         run.ended_at = self._clock()
+        if run.job is not None:
+            run.job.release()  # its final answer holds everything: the job's copy would double a kept run
 
     def _sweep(self) -> None:
         """Forget runs that ended long ago uncollected, and the oldest ended ones beyond ``MAX_KEPT``."""

@@ -371,3 +371,17 @@ def test_a_cancelled_wait_leaves_the_program_running_and_its_output_whole(tmp_pa
     assert final["status"] == "ok" and final["value"]["text"] == "done", final
     assert final["stdout"] == "".join(f"line {i}\n" for i in range(12))
     _assert_quiet(tmp_path)
+
+
+def test_a_released_job_keeps_its_result_and_drops_its_copy_of_the_output(tmp_path: Path) -> None:
+    """serve keeps an ended run until its client collects it: only the result, not a second copy."""
+    (tmp_path / "codemode.json").write_text(json.dumps({"mcpServers": {}, "workspace": str(tmp_path)}))
+    with Toolbox(load_config(tmp_path / "codemode.json")) as tb, Executor(tb, grace=1.0) as ex:
+        job = ex.start("import time\nprint('x' * 100_000)\ntime.sleep(1)", timeout=30)
+        job.release()  # still running: nothing is dropped
+        result = job.wait(20)
+        assert result is not None and job.updates().stdout == "x" * 100_000 + "\n"
+        job.release()
+    assert job.result is result and result.stdout == "x" * 100_000 + "\n"
+    after = job.updates()
+    assert after.state == "ended" and after.stdout == "" and after.result is result
