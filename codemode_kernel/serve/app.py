@@ -112,6 +112,9 @@ def _check_wait(value: object, default: float) -> float:
     return float(value)
 
 
+_ENDS_PROGRAMS = "codemode.serve: ends its programs"
+"""Marks a connection whose end stops its background programs (``connection.state``)."""
+
 SESSION_REFUSED = (
     "session: not with tools or resume: a program using your tools is run again from the top in each "
     "follow-up call, which a session's globals would not survive; leave out session (a program can keep "
@@ -190,6 +193,7 @@ def build_server(
         allowed = allowances.of(scope)
         loop = asyncio.get_running_loop()
         approver = ClientApprover(ctx, loop, allowed)
+        _end_with_session(ctx, scope)
         background = BackgroundRun(scope=scope, code=code, ref=ref, client_run=run, approver=approver)
         answer = functools.partial(reply, budget=options.result_budget, ref=ref, run=run)
 
@@ -353,6 +357,19 @@ def build_server(
             return "No execution of yours is running or waiting to be collected."
         lines = [f"{r.handle}  {r.status:<9} {r.elapsed():7.1f} s  {r.first_line()}" for r in mine]
         return "execution_id  status  seconds  program\n" + "\n".join(lines)
+
+    def _end_with_session(ctx: Context[Any, Any], scope: str | None) -> None:
+        """Stop a handshake-era MCP session's programs when it ends (DELETE, idle): none can reach them.
+
+        Its connection's ``exit_stack`` is the SDK's per-connection teardown, unwound as it closes.
+        """
+        if scope is None or transport == "stdio":  # stdio: serve ends with its client
+            return
+        connection = getattr(ctx.request_context.session, "_connection", None)
+        if connection is None or connection.state.get(_ENDS_PROGRAMS):
+            return
+        connection.state[_ENDS_PROGRAMS] = True
+        connection.exit_stack.callback(runs.cancel_of, scope, "the client's MCP session ending")
 
     def scope_of(ctx: Context[Any, Any]) -> str | None:
         return client_scope(ctx, stdio=transport == "stdio")

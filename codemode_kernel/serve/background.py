@@ -225,7 +225,15 @@ class BackgroundRuns:
 
     def cancel_all(self, by: str) -> None:
         """Stop every run (serve is stopping)."""
-        for run in self._runs.values():
+        self._cancel(list(self._runs.values()), by)
+
+    def cancel_of(self, scope: str, by: str) -> None:
+        """Stop every run of ``scope`` (its MCP session ended: nobody can reach them any more)."""
+        self._cancel([run for run in self._runs.values() if run.scope == scope], by)
+
+    @staticmethod
+    def _cancel(runs: list[BackgroundRun], by: str) -> None:
+        for run in runs:
             if run.job is not None:
                 run.job.cancel(by)
             elif not run.answer_task.done():

@@ -385,3 +385,22 @@ def test_a_released_job_keeps_its_result_and_drops_its_copy_of_the_output(tmp_pa
     assert job.result is result and result.stdout == "x" * 100_000 + "\n"
     after = job.updates()
     assert after.state == "ended" and after.stdout == "" and after.result is result
+
+
+def test_a_program_left_running_ends_with_its_mcp_session(tmp_path: Path) -> None:
+    """Once its MCP session is closed nobody can reach the program: it must not hold its place on."""
+    config = _project(tmp_path, poolSize=1)
+
+    async def session(url: str) -> tuple[str, dict[str, Any]]:
+        with anyio.fail_after(60):
+            async with Client(url, mode="legacy") as gone:
+                arguments = {"code": SLEEPER, "wait_s": 1, "timeout": 120}
+                left = _record(await gone.call_tool("execute_python", arguments))["status"]
+            async with Client(url, mode="legacy") as other:
+                return left, _record(await other.call_tool("execute_python", {"code": "6 * 7", "wait_s": 20}))
+
+    with served_http(tmp_path, config) as (_, url):
+        left, after = anyio.run(session, url)
+    assert left == "running"
+    assert after["status"] == "ok" and after["value"]["data"] == 42, after
+    _assert_quiet(tmp_path)
