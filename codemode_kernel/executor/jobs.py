@@ -117,6 +117,12 @@ class Job:
         with self._lock:
             return len(self._calls)
 
+    @property
+    def note_count(self) -> int:
+        """Notes it sent so far (compare with a cursor's ``notes``: news for that reader)."""
+        with self._lock:
+            return len(self._notes)
+
     def elapsed(self) -> float:
         """Seconds since it was started (until its end, once it ended)."""
         result = self.result

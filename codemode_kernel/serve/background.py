@@ -166,8 +166,9 @@ class BackgroundRun:
                 return False
             await asyncio.wait({task}, timeout=min(left, 0.05))
         if self.job is not None and not task.done():
-            left = max(0.0, deadline - asyncio.get_running_loop().time())
-            await self.job.wait_async(left, until_note=True)
+            if self.job.note_count <= self.cursor.notes:  # else a note came while no call waited: answer now
+                left = max(0.0, deadline - asyncio.get_running_loop().time())
+                await self.job.wait_async(left, until_note=True)
             if self.job.done:  # the answer is made right after (storing a cut whole, off the loop)
                 await asyncio.wait({task})
         return task.done()

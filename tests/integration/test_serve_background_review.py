@@ -404,3 +404,29 @@ def test_a_program_left_running_ends_with_its_mcp_session(tmp_path: Path) -> Non
     assert left == "running"
     assert after["status"] == "ok" and after["value"]["data"] == 42, after
     _assert_quiet(tmp_path)
+
+
+def test_a_note_sent_while_no_call_waits_ends_the_next_wait_at_once(tmp_path: Path) -> None:
+    """The note is news the client has not had: the next wait_execution answers with it, not after wait_s."""
+    config = _project(tmp_path)
+    code = "notify('ready', rows=3)\ncount(label='noted')\nimport time\ntime.sleep(60)"
+    calls = tmp_path / "calls.txt"
+
+    async def session() -> tuple[dict[str, Any], float]:
+        async with Client(stdio_client(stdio_params(tmp_path, config)), mode="legacy") as client:
+            with anyio.fail_after(60):
+                first = _record(
+                    await client.call_tool("execute_python", {"code": code, "wait_s": 0, "timeout": 120})
+                )
+                while not (calls.exists() and "noted" in calls.read_text()):  # the note was sent
+                    await anyio.sleep(0.05)
+                arguments = {"execution_id": first["execution_id"], "wait_s": 30}
+                began = time.monotonic()
+                answer = _record(await client.call_tool("wait_execution", arguments))
+                took = time.monotonic() - began
+                await client.call_tool("cancel_execution", {"execution_id": first["execution_id"]})
+        return answer, took
+
+    answer, took = anyio.run(session)
+    assert answer["status"] == "running" and [n["message"] for n in answer["notes"]] == ["ready"], answer
+    assert took < 10, f"the wait took {took:.1f} s with a note already waiting for the client"
