@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import psutil
 import pytest
-from mcp import Client, stdio_client
+from mcp import Client, MCPError, stdio_client
 from mcp.types import CallToolResult, ElicitResult, InputRequiredResult, InputResponses
 
 from codemode_kernel import Toolbox
@@ -430,3 +430,38 @@ def test_a_note_sent_while_no_call_waits_ends_the_next_wait_at_once(tmp_path: Pa
     answer, took = anyio.run(session)
     assert answer["status"] == "running" and [n["message"] for n in answer["notes"]] == ["ready"], answer
     assert took < 10, f"the wait took {took:.1f} s with a note already waiting for the client"
+
+
+def test_a_2026_state_from_execute_python_does_not_open_wait_execution(tmp_path: Path) -> None:
+    """A retry's request_state is sealed to its tool and arguments: sent to wait_execution it is refused,
+    and the program's question is still answered by the right retry."""
+    config = _project(tmp_path, code_mode={"approve": ["counting/count"]})
+
+    async def session() -> tuple[str, dict[str, Any]]:
+        async with Client(
+            stdio_client(stdio_params(tmp_path, config)), elicitation_callback=_Allow()
+        ) as client:
+            call = client.session.call_tool
+            arguments = {"code": "count(label='approved')", "wait_s": 30}
+            with anyio.fail_after(60):
+                first = await call("execute_python", arguments, allow_input_required=True)
+                assert isinstance(first, InputRequiredResult), first
+                answers: InputResponses = {
+                    key: ElicitResult(action="accept", content={"decision": "allow once"})
+                    for key in first.input_requests or {}
+                }
+                with pytest.raises(MCPError) as refused:
+                    await call(
+                        "wait_execution",
+                        {"execution_id": "anything"},
+                        input_responses=answers,
+                        request_state=first.request_state,
+                    )
+                done = await call(
+                    "execute_python", arguments, input_responses=answers, request_state=first.request_state
+                )
+        return str(refused.value), _record(done)
+
+    refused, done = anyio.run(session)
+    assert "requestState" in refused
+    assert done["status"] == "ok" and (tmp_path / "calls.txt").read_text().splitlines() == ["approved"]
