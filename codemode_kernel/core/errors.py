@@ -28,6 +28,7 @@ Catch broad, recover narrow::
     ├── AgentError                  the agent stopped on our own failure (an execution ended ``internal``)
     ├── ServerBusyError             codemode serve runs and queues all it may; the call is refused at once
     ├── SessionLimitError           codemode serve keeps as many sessions as it may; a new one is refused
+    ├── JobNotFoundError            no background run of the kernel has that id (`jobs[ID]`, %codemode wait)
     ├── ToolsUnavailable            a kernel's tools cannot be used (untrusted, invalid or failed config)
     ├── CodeSyntaxError             a program does not compile (also a SyntaxError, located as written)
     ├── CellError                   a notebook cell failed; shown as its own short traceback
@@ -65,6 +66,7 @@ __all__ = [
     "ConfigError",
     "EnvFileError",
     "FrameTooLarge",
+    "JobNotFoundError",
     "LLMAuthError",
     "LLMError",
     "LLMModelNotFoundError",
@@ -275,6 +277,10 @@ class ServerBusyError(CodeModeError):
 
 class SessionLimitError(CodeModeError):
     """A new ``codemode serve`` session would pass ``maxSessions``; an idle one must expire or end first."""
+
+
+class JobNotFoundError(CodeModeError, LookupError):
+    """No background run of the kernel has this id (or the prefix fits none, or several); lists the ids."""
 
 
 class EnvFileError(CodeModeError, ValueError):

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..approvals import ApprovalRequest, PromptApprover
+from ..core.errors import JobNotFoundError
 from ..core.records import JobEntry
 from ..executor import ExecutionResult
 from ..executor.jobs import Job
@@ -40,7 +41,7 @@ from ..views.live import LiveView
 from ..worker.values import decode_value
 from .pump import DONE, pump
 
-__all__ = ["BackgroundApprover", "BackgroundRun", "BackgroundRuns", "JobNotFound"]
+__all__ = ["BackgroundApprover", "BackgroundRun", "BackgroundRuns"]
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +77,6 @@ class BackgroundApprover(PromptApprover):
 
 async def _nobody(question: str) -> str:
     raise EOFError("a background run cannot ask")
-
-
-class JobNotFound(LookupError):
-    """No background run has that id (or the prefix fits none, or several)."""
 
 
 @dataclass(eq=False)
@@ -178,7 +175,7 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
         """The run with this id, or the one whose id starts with ``key``.
 
         Raises:
-            JobNotFound: none does, or several do; the message lists the ids there are.
+            JobNotFoundError: none does, or several do; the message lists the ids there are.
         """
         if key in self._runs:
             return self._runs[key]
@@ -187,8 +184,8 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
             return fits[0]
         known = ", ".join(self._runs) or "none yet"
         if fits:
-            raise JobNotFound(f"several jobs start with {key!r}: {', '.join(r.id for r in fits)}")
-        raise JobNotFound(f"no job of this kernel has the id {key!r} (ids: {known})")
+            raise JobNotFoundError(f"several jobs start with {key!r}: {', '.join(r.id for r in fits)}")
+        raise JobNotFoundError(f"no job of this kernel has the id {key!r} (ids: {known})")
 
     def start(
         self,

@@ -10,10 +10,11 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..core.errors import JobNotFoundError
 from ..core.limits import DEFAULT_GRACE
 from ..executor import ExecutionResult
 from ..views.display import result_text
-from .background import BackgroundRun, BackgroundRuns, JobNotFound, jobs_table
+from .background import BackgroundRun, BackgroundRuns, jobs_table
 
 __all__ = ["job_command"]
 
@@ -59,7 +60,7 @@ def _find(
         raise UsageError(f"usage: {JOBS_USAGE}")
     try:
         return runs.find(words[0]), timeout
-    except JobNotFound as exc:
+    except JobNotFoundError as exc:
         raise UsageError(f"%codemode: {exc}; %codemode jobs lists them") from None
 
 

@@ -282,9 +282,9 @@ c = count(label="twice-c")
     removed = []
     for label in ("twice-a", "twice-b"):
         wait_until(lambda: calls_made(workspace), lambda calls, label=label: label in calls, timeout=60)
-        status = executor.cluster_status()
-        assert status is not None
-        busy = [n["node"] for n in status["nodes"] if n.get("alive") and n.get("running")]
+        # The run sleeps 4 s on its node now; the status may lag the call on a loaded machine: wait for it.
+        status = wait_until(executor.cluster_status, lambda s: len(_busy(s)) == 1, timeout=20)
+        busy = _busy(status)
         assert len(busy) == 1, status
         ray_cluster.remove(busy[0])
         removed.append(busy[0])
@@ -297,3 +297,9 @@ c = count(label="twice-c")
     assert result.nodes is not None
     assert [n["node"] for n in result.nodes[:2]] == removed
     assert [n["outcome"].split(":")[0] for n in result.nodes] == ["lost", "lost", "finished"]
+
+
+def _busy(status: dict[str, Any] | None) -> list[str]:
+    """The live nodes a run is running on, by the executor's cluster status."""
+    nodes = status["nodes"] if status is not None else []
+    return [n["node"] for n in nodes if n.get("alive") and n.get("running")]

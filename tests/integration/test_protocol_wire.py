@@ -30,6 +30,7 @@ PROGRAM = """
 import sys
 print("hello", n)
 print("careful", file=sys.stderr)
+notify("halfway", step=1)
 w = get_weather(city="Oslo", unit="celsius")
 get_forecast(city="Oslo", days=1, delay_seconds=0, on_progress=print)
 store_artifact({"temperature": w.temperature}, name="oslo", description="today")

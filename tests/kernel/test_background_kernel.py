@@ -284,7 +284,12 @@ def test_a_restart_or_shutdown_cancels_a_background_run_and_its_cell_says_so(
         _announce(kernel)
         iopub = Iopub(kernel)
         cell, _ = iopub.run(LONG)
-        iopub.until(lambda _: any(len(t["tool_calls"]) == 1 for t in _traces(iopub.of(cell))), 30, "the call")
+        # Until the call has ended (ok): the run is then in its sleep, and the call's record must stay ok.
+        iopub.until(
+            lambda _: any([c["status"] for c in t["tool_calls"]] == ["ok"] for t in _traces(iopub.of(cell))),
+            30,
+            "the call's end",
+        )
         if restart:
             kernel.manager.restart_kernel(now=False)
         else:

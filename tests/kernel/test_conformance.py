@@ -148,3 +148,14 @@ class CodeModeIopubWelcome(jupyter_kernel_test.IopubWelcomeTests):
         cls.km = KernelManager(kernel_name=cls.kernel_name)
         cls.km.start_kernel(cwd=str(CodeModeKernelConformance.workspace))
         cls.kc = cls.km.client()
+
+    def test_recv_iopub_welcome_msg(self) -> None:
+        """A new subscriber first gets the welcome (the suite's check, saying what came instead).
+
+        CI once saw a ``stream`` message first, not seen here since: the failure now shows what it held.
+        """
+        self.kc.start_channels()
+        first = self.kc.get_iopub_msg(timeout=30)
+        shown = {"msg_type": first["header"]["msg_type"], "content": first["content"]}
+        self.assertEqual(first["header"]["msg_type"], "iopub_welcome", shown)
+        self.assertEqual(first["content"]["subscription"], "", shown)
