@@ -15,6 +15,7 @@ between calls nobody is told, and nothing is lost: the job keeps it all for the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from collections.abc import Callable
@@ -244,12 +245,16 @@ class BackgroundRuns:
         run.ended_at = self._clock()
         if run.job is not None:
             run.job.release()  # its final answer holds everything: the job's copy would double a kept run
+        # Swept when its time is up, even if no other program is kept by then (the answer task's callback
+        # runs on serve's loop; one closing keeps nothing anyway).
+        with contextlib.suppress(RuntimeError):
+            asyncio.get_running_loop().call_later(KEEP_ENDED_S + 1.0, self._sweep)
 
     def _sweep(self) -> None:
         """Forget runs that ended long ago uncollected, and the oldest ended ones beyond ``MAX_KEPT``."""
         now = self._clock()
         for handle, run in list(self._runs.items()):
-            if run.ended_at is not None and now - run.ended_at > KEEP_ENDED_S:
+            if run.ended_at is not None and now - run.ended_at >= KEEP_ENDED_S:
                 del self._runs[handle]
         ended = sorted(
             (r for r in self._runs.values() if r.ended_at is not None), key=lambda r: r.ended_at or 0

@@ -6,11 +6,12 @@ calls in a file, and the MCP SDK's client; each test is a case the first version
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import psutil
@@ -21,6 +22,7 @@ from mcp.types import CallToolResult, ElicitResult, InputRequiredResult, InputRe
 from codemode_kernel import Toolbox
 from codemode_kernel.config import load_config
 from codemode_kernel.executor import Executor
+from codemode_kernel.serve import background
 from tests.integration.serve_support import served_http, stdio_params, write_serve_config
 
 pytestmark = pytest.mark.integration
@@ -465,3 +467,27 @@ def test_a_2026_state_from_execute_python_does_not_open_wait_execution(tmp_path:
     refused, done = anyio.run(session)
     assert "requestState" in refused
     assert done["status"] == "ok" and (tmp_path / "calls.txt").read_text().splitlines() == ["approved"]
+
+
+def test_an_uncollected_run_is_forgotten_after_its_time_even_if_no_other_run_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The table is swept when its time is up, not only when another program is kept."""
+    monkeypatch.setattr(background, "KEEP_ENDED_S", 0.2)
+
+    async def scenario() -> bool:
+        runs = background.BackgroundRuns()
+        run = background.BackgroundRun(
+            scope="stdio", code="1", ref=None, client_run=None, approver=cast(Any, None)
+        )
+        run.task = asyncio.ensure_future(asyncio.sleep(0))
+        runs.keep(run)
+        await run.task
+        deadline = time.monotonic() + 10
+        while runs.of("stdio"):
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
+    assert asyncio.run(scenario()), "an ended run was kept past KEEP_ENDED_S"
