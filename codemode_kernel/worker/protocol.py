@@ -582,7 +582,7 @@ def decode_body(body: bytes) -> dict[str, Any]:
     """Parse a frame body; it must be a JSON object with a string ``type``."""
     try:
         message = json.loads(body)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # too deep: a hostile worker's frame
         raise ProtocolError(f"frame is not JSON: {exc}") from None
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise ProtocolError("frame is not a JSON object with a string 'type'")

@@ -491,3 +491,28 @@ def test_an_uncollected_run_is_forgotten_after_its_time_even_if_no_other_run_is_
         return True
 
     assert asyncio.run(scenario()), "an ended run was kept past KEEP_ENDED_S"
+
+
+DEEP_FRAME = r"""
+import struct
+channel = notify.__closure__[0].cell_contents.require_channel()  # the worker's own channel, reached by hand
+body = b'{"type":"notify","message":"m","data":{"x":' + b"[" * 200000 + b"]" * 200000 + b"}}"
+channel.sock.sendall(struct.pack(">I", len(body)) + body)
+"""
+
+
+def test_a_frame_nested_too_deep_is_a_broken_channel_not_a_crash_of_the_kernels_reader(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A hostile program's notify frame nested 200,000 deep: the run ends saying the program broke the
+    channel; the kernel's reader does not die with a RecursionError nobody reads."""
+    (tmp_path / "codemode.json").write_text(json.dumps({"mcpServers": {}, "workspace": str(tmp_path)}))
+    with Toolbox(load_config(tmp_path / "codemode.json")) as tb, Executor(tb, grace=1.0) as ex:
+        result = ex.run(DEEP_FRAME, timeout=20)
+        after = ex.run("1 + 1", timeout=20)
+    assert result.status == "crashed" and result.error is not None
+    assert result.error["type"] == "ProtocolError" and "broke the channel" in result.error["message"], (
+        result.error
+    )
+    assert after.status == "ok"
+    assert "never retrieved" not in capfd.readouterr().err
