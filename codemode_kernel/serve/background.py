@@ -41,6 +41,9 @@ KEEP_ENDED_S = 600.0
 """How long a run that ended keeps its final record for a client that has not collected it."""
 MAX_KEPT = 128
 """Runs kept at most (running, and ended but not collected): the oldest ended ones go first."""
+MAX_KEPT_OUTPUT = 64 * 2**20
+"""Characters of output the ended, uncollected runs may hold together; beyond, the oldest ended ones go
+(a client that starts programs printing much and never collects them cannot make serve hold more)."""
 NEVER_STARTED = (
     "execution_id: {handle!r} was cancelled before it started (it was waiting for a free place): nothing "
     "ran. Run it again with execute_python if you still need it"
@@ -245,13 +248,14 @@ class BackgroundRuns:
         run.ended_at = self._clock()
         if run.job is not None:
             run.job.release()  # its final answer holds everything: the job's copy would double a kept run
+        self._sweep()  # within MAX_KEPT_OUTPUT now, not only when the next program is kept
         # Swept when its time is up, even if no other program is kept by then (the answer task's callback
         # runs on serve's loop; one closing keeps nothing anyway).
         with contextlib.suppress(RuntimeError):
             asyncio.get_running_loop().call_later(KEEP_ENDED_S + 1.0, self._sweep)
 
     def _sweep(self) -> None:
-        """Forget runs that ended long ago uncollected, and the oldest ended ones beyond ``MAX_KEPT``."""
+        """Forget runs ended long ago uncollected, and the oldest ended beyond either cap (count, output)."""
         now = self._clock()
         for handle, run in list(self._runs.items()):
             if run.ended_at is not None and now - run.ended_at >= KEEP_ENDED_S:
@@ -259,8 +263,22 @@ class BackgroundRuns:
         ended = sorted(
             (r for r in self._runs.values() if r.ended_at is not None), key=lambda r: r.ended_at or 0
         )
-        while len(self._runs) >= MAX_KEPT and ended:
-            self._runs.pop(ended.pop(0).handle, None)
+        held = sum(_output_size(r) for r in ended)
+        while ended and (len(self._runs) >= MAX_KEPT or held > MAX_KEPT_OUTPUT):
+            oldest = ended.pop(0)
+            held -= _output_size(oldest)
+            self._runs.pop(oldest.handle, None)
+
+
+def _output_size(run: BackgroundRun) -> int:
+    """Characters of output an ended run's final record holds (0 for a run that failed to start)."""
+    task = run.answer_task
+    if not task.done() or task.cancelled() or task.exception() is not None:
+        return 0
+    finished = task.result()
+    if not isinstance(finished, Finished):
+        return 0
+    return len(finished.result.stdout) + len(finished.result.stderr)
 
 
 class Asker:

@@ -20,9 +20,11 @@ from mcp import Client, MCPError, stdio_client
 from mcp.types import CallToolResult, ElicitResult, InputRequiredResult, InputResponses
 
 from codemode_kernel import Toolbox
+from codemode_kernel.agent.feedback import ResultText
 from codemode_kernel.config import load_config
-from codemode_kernel.executor import Executor
+from codemode_kernel.executor import ExecutionResult, Executor
 from codemode_kernel.serve import background
+from codemode_kernel.serve.reply import Finished
 from tests.integration.serve_support import served_http, stdio_params, write_serve_config
 
 pytestmark = pytest.mark.integration
@@ -516,3 +518,28 @@ def test_a_frame_nested_too_deep_is_a_broken_channel_not_a_crash_of_the_kernels_
     )
     assert after.status == "ok"
     assert "never retrieved" not in capfd.readouterr().err
+
+
+def test_ended_runs_never_held_uncollected_beyond_the_output_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client that starts programs printing much and never collects them: the oldest ended go first."""
+    monkeypatch.setattr(background, "MAX_KEPT_OUTPUT", 1000)
+
+    async def finished(index: int) -> Finished:
+        result = ExecutionResult(status="ok", execution_id=f"e{index}", stdout="x" * 600)
+        return Finished(result, ResultText(result.stdout), None)
+
+    async def scenario() -> list[str]:
+        runs = background.BackgroundRuns()
+        kept = []
+        for index in range(3):
+            run = background.BackgroundRun(
+                scope="stdio", code=str(index), ref=None, client_run=None, approver=cast(Any, None)
+            )
+            run.task = asyncio.ensure_future(finished(index))
+            runs.keep(run)
+            kept.append(run)
+            await run.task
+            await asyncio.sleep(0)  # the task's done callbacks
+        return [run.code for run in runs.of("stdio")]
+
+    assert asyncio.run(scenario()) == ["2"], "1,800 characters held against a cap of 1,000"
