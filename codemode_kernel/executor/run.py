@@ -14,20 +14,39 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
+from ..approvals import Approver
 from ..config.models import ExecutorResources
 from ..core.records import ErrorRecord, ToolCallRecord, ValueEnvelope
-from .execution import Watchers
-from .owned import CallPlan
+from .execution import CallCallback, NodeWatcher, NoteWatcher, OutputCallback, ProgressWatcher, Watchers
+from .owned import CallPlan, OwnedTool
 from .references import Program
 from .replay import REPLAYED, ReplayBook
 
-__all__ = ["Run", "Stop"]
+__all__ = ["Run", "RunOptions", "Stop"]
 
 
 def _execution_id() -> str:
     return uuid.uuid4().hex[:12]
+
+
+class RunOptions(TypedDict, total=False):
+    """How one run goes: the keyword arguments of ``Executor.arun``, ``run`` and ``start`` (see ``arun``)."""
+
+    timeout: float | None
+    inputs: Mapping[str, Any] | None
+    session: str | None
+    replay: Sequence[Mapping[str, Any]] | None
+    pending: bool
+    tools: Sequence[OwnedTool]
+    approver: Approver | None
+    on_output: OutputCallback | None
+    on_call: CallCallback | None
+    on_progress: ProgressWatcher | None
+    resources: ExecutorResources | None
+    on_node: NodeWatcher | None
+    on_note: NoteWatcher | None
 
 
 @dataclass(eq=False)

@@ -15,16 +15,16 @@ import contextlib
 import itertools
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from ..approvals import ApprovalCheck, ApprovalPolicy, Approver
 from ..artifacts import ArtifactStore
 from ..calllog import ToolCallRecord, call_order
 from ..config import CodeModeSettings, resolve_code_mode
-from ..config.models import ExecutorResources, ExecutorSettings
+from ..config.models import ExecutorSettings
 from ..core.errors import ClusterError, NodeLostError
 from ..core.limits import (
     DEFAULT_GRACE,
@@ -44,19 +44,17 @@ from .execution import (
     CallCallback,
     Execution,
     LLMHandler,
-    NodeWatcher,
-    NoteWatcher,
     OutputCallback,
     ProgressWatcher,
     Watchers,
 )
 from .jobs import Job
-from .owned import OwnedTool, plan_calls
+from .owned import plan_calls
 from .pool import LocalWorkers, Pool, WorkerHandle, WorkerPool, cpu_limit
 from .references import Program, await_servers_named, note_connecting, note_sign_in, waiting_for
 from .requests import WorkerRequests
 from .result import ExecutionResult, ExecutionStatus, PendingCall
-from .run import Run, reserve
+from .run import Run, RunOptions, reserve
 from .sessions import Session, Sessions
 from .zygote_client import ZygoteError
 
@@ -268,24 +266,7 @@ class Executor:
 
     # -- running ----------------------------------------------------------------------------------
 
-    async def arun(
-        self,
-        code: str,
-        *,
-        timeout: float | None = None,
-        inputs: Mapping[str, Any] | None = None,
-        session: str | None = None,
-        replay: Sequence[Mapping[str, Any]] | None = None,
-        pending: bool = False,
-        tools: Sequence[OwnedTool] = (),
-        approver: Approver | None = None,
-        on_output: OutputCallback | None = None,
-        on_call: CallCallback | None = None,
-        on_progress: ProgressWatcher | None = None,
-        resources: ExecutorResources | None = None,
-        on_node: NodeWatcher | None = None,
-        on_note: NoteWatcher | None = None,
-    ) -> ExecutionResult:
+    async def arun(self, code: str, **options: Unpack[RunOptions]) -> ExecutionResult:
         """Run ``code`` and return its ExecutionResult; awaitable from any event loop.
 
         ``run`` is the blocking twin, with the same arguments (an interrupt while it waits stops the worker).
@@ -320,40 +301,12 @@ class Executor:
             on_note: called with each note the program sends (``notify(message, **data)``: a
                 ``NoteRecord``), on the hub's thread.
         """
-        run = self._prepare(
-            code,
-            timeout=timeout,
-            inputs=inputs,
-            session=session,
-            replay=replay,
-            pending=pending,
-            tools=tools,
-            approver=approver,
-            watchers=Watchers(on_output, on_call, on_progress, on_node, on_note),
-            resources=resources,
-        )
+        run = self._prepare(code, options)
         return await self._loop_thread.run_async(self._run(run))
 
     run = blocking(arun, loop=lambda executor: executor._loop_thread)
 
-    def start(
-        self,
-        code: str,
-        *,
-        timeout: float | None = None,
-        inputs: Mapping[str, Any] | None = None,
-        session: str | None = None,
-        replay: Sequence[Mapping[str, Any]] | None = None,
-        pending: bool = False,
-        tools: Sequence[OwnedTool] = (),
-        approver: Approver | None = None,
-        on_output: OutputCallback | None = None,
-        on_call: CallCallback | None = None,
-        on_progress: ProgressWatcher | None = None,
-        resources: ExecutorResources | None = None,
-        on_node: NodeWatcher | None = None,
-        on_note: NoteWatcher | None = None,
-    ) -> Job:
+    def start(self, code: str, **options: Unpack[RunOptions]) -> Job:
         """Start ``code`` in the background and return its Job at once (``executor/jobs.py``).
 
         The arguments are ``arun``'s. The job keeps what the program prints, calls and notes, for a caller
@@ -364,18 +317,7 @@ class Executor:
             TimeoutValueError: ``timeout`` is outside the allowed range.
             ToolNameCollisionError: one of ``tools`` is named like a server's tool.
         """
-        run = self._prepare(
-            code,
-            timeout=timeout,
-            inputs=inputs,
-            session=session,
-            replay=replay,
-            pending=pending,
-            tools=tools,
-            approver=approver,
-            watchers=Watchers(on_output, on_call, on_progress, on_node, on_note),
-            resources=resources,
-        )
+        run = self._prepare(code, options)
         loop = self._loop_thread.loop
         job = Job(run, cancel_on=lambda stop: loop.call_soon_threadsafe(stop))
         job_run = replace(run, watchers=job.watching(run.watchers))
@@ -401,39 +343,35 @@ class Executor:
         else:
             job.finish(result)
 
-    def _prepare(
-        self,
-        code: str,
-        *,
-        timeout: float | None,
-        inputs: Mapping[str, Any] | None,
-        session: str | None,
-        replay: Sequence[Mapping[str, Any]] | None,
-        pending: bool,
-        tools: Sequence[OwnedTool],
-        approver: Approver | None,
-        watchers: Watchers,
-        resources: ExecutorResources | None,
-    ) -> Run:
+    def _prepare(self, code: str, options: RunOptions) -> Run:
         """One run as one value, its arguments checked (``run.py``)."""
+        tools = options.get("tools", ())
+        timeout = options.get("timeout")
+        inputs = options.get("inputs") or {}
         plan = plan_calls(
             tools,
             # Only a run with tools of its own needs the servers' names (each run would rebuild-check).
             taken=[m.function_name for m in self.toolbox.models_for(self.settings)] if tools else (),
-            replay=replay,
-            pending=pending,
+            replay=options.get("replay"),
+            pending=options.get("pending", False),
             reserved=RESERVED_NAMES,
-            approval=ApprovalCheck(self.approvals, approver or self.approver),
+            approval=ApprovalCheck(self.approvals, options.get("approver") or self.approver),
         )
         return Run(
             program=Program.parse(code),
             limit=self.timeout if timeout is None else check_timeout(timeout, maximum=self.max_timeout),
-            inputs=inputs or {},
-            encoded_inputs=encode_inputs(inputs or {}),
+            inputs=inputs,
+            encoded_inputs=encode_inputs(inputs),
             plan=plan,
-            watchers=watchers,
-            session=session,
-            resources=resources,
+            watchers=Watchers(
+                options.get("on_output"),
+                options.get("on_call"),
+                options.get("on_progress"),
+                options.get("on_node"),
+                options.get("on_note"),
+            ),
+            session=options.get("session"),
+            resources=options.get("resources"),
         )
 
     @property
