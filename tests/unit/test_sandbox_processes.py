@@ -356,3 +356,43 @@ def test_kill_namespace_clears_a_session_between_executions(dirs: Dirs, identity
 def test_kill_namespace_refuses_outside_a_namespace_it_made() -> None:
     with pytest.raises(RuntimeError, match="only in PID 1"):
         kill_namespace()
+
+
+def test_a_fresh_cgroup_of_another_pid_namespace_is_not_swept_an_old_empty_one_is(dirs: Dirs) -> None:
+    """An execution's sweep must not remove another's directory between its mkdir and its writes (ENODEV,
+    seen in CI). Its owner's pid says nothing when that execution runs in another PID namespace (pid 7
+    there is not pid 7 here), so a fresh directory is left alone whatever its name; an empty one an hour
+    old is stale whoever made it (a live execution's holds its processes, and rmdir refuses that)."""
+    caps = probe()
+    if caps.pids_cgroup is None:
+        assert "max_processes" in plan(dirs.policy(), caps).missing()
+        return
+    base = Path(caps.pids_cgroup)
+    unused = max(int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()) + 100_000
+    fresh = base / f"codemode-{unused}-{uuid.uuid4().hex[:8]}"
+    old = base / f"codemode-{unused + 1}-{uuid.uuid4().hex[:8]}"
+    fresh.mkdir()
+    old.mkdir()
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    try:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # join moves the calling process: do it in a child, never in the test runner
+            try:
+                os.close(read_end)
+                cgroup = PidsCgroup(base, 5)
+                cgroup.join()
+                cgroup.leave()
+                os.write(write_end, json.dumps({"fresh": fresh.is_dir(), "old": old.is_dir()}).encode())
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end) as reader:
+            report = json.loads(reader.read() or "{}")
+        os.waitpid(pid, 0)
+        assert report == {"fresh": True, "old": False}, report
+    finally:
+        for directory in (fresh, old):
+            with contextlib.suppress(OSError):
+                directory.rmdir()

@@ -4,8 +4,10 @@ RLIMIT_NPROC is not checked for root, so a fork bomb run by a kernel running as 
 by the cgroup ``pids`` controller. The execution's first process creates ``codemode-<pid>`` under the
 cgroup it already belongs to, sets ``pids.max`` and moves itself in; everything it starts inherits the
 cgroup. After the execution it moves back out and removes the directory. Directories left by processes
-that were killed before cleaning up are removed by the next execution (an empty cgroup whose owner is
-gone). The files are the same in cgroup v1 and v2; v2 needs ``pids`` delegated to our cgroup's children.
+that were killed before cleaning up are removed by a later execution: an empty one older than a minute
+(a live execution's holds its processes, and rmdir refuses a cgroup that does; its owner's pid is no
+guide, since an execution in another PID namespace names itself by a pid this one cannot see). The files
+are the same in cgroup v1 and v2; v2 needs ``pids`` delegated to our cgroup's children.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 __all__ = ["PidsCgroup", "find_pids_cgroup"]
 
 _PREFIX = "codemode-"
+_STALE_AFTER_S = 60.0
+"""An empty execution cgroup this old is stale: a live one is empty only between its mkdir and its join."""
 
 
 def _own_cgroups() -> dict[str, str]:
@@ -89,9 +93,8 @@ class PidsCgroup:
     def __init__(self, base: Path, max_processes: int) -> None:
         self.base = base
         self.max_processes = max_processes
-        # The pid names the owner (for _remove_stale); the random part keeps a directory a dead process left
-        # under the same pid (pids are reused) from being adopted, and removed under us by another
-        # execution's sweep between our mkdir and our writes (ENODEV).
+        # The pid names the owner for a person reading the tree; the random part keeps a directory a dead
+        # process left under the same pid (pids are reused) from being adopted, and so swept under us.
         self.path = base / f"{_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
 
     def join(self) -> None:
@@ -115,19 +118,8 @@ class PidsCgroup:
                 time.sleep(0.002)
 
     def _remove_stale(self) -> None:
+        now = time.time()
         for entry in self.base.glob(f"{_PREFIX}*"):
-            owner = entry.name[len(_PREFIX) :].split("-", 1)[0]
-            if not owner.isdigit() or _alive(int(owner)):
-                continue
-            with contextlib.suppress(OSError):  # not empty, or removed by another execution
-                entry.rmdir()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+            with contextlib.suppress(OSError):  # gone already, or not empty (EBUSY): in use
+                if now - entry.stat().st_mtime >= _STALE_AFTER_S:
+                    entry.rmdir()
