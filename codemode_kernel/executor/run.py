@@ -47,6 +47,8 @@ class RunOptions(TypedDict, total=False):
     resources: ExecutorResources | None
     on_node: NodeWatcher | None
     on_note: NoteWatcher | None
+    execution_id: str
+    """The run's id, when the caller named it before the run began (a queued background run's)."""
 
 
 @dataclass(eq=False)

@@ -300,6 +300,8 @@ class Executor:
                 the last one ``running``) when an attempt begins on a node, on the hub's thread.
             on_note: called with each note the program sends (``notify(message, **data)``: a
                 ``NoteRecord``), on the hub's thread.
+            execution_id: the run's id (its result's and its calls' ``execution_id``); by default a new
+                random one. For a caller that names a run before it starts.
         """
         run = self._prepare(code, options)
         return await self._loop_thread.run_async(self._run(run))
@@ -357,7 +359,7 @@ class Executor:
             reserved=RESERVED_NAMES,
             approval=ApprovalCheck(self.approvals, options.get("approver") or self.approver),
         )
-        return Run(
+        run = Run(
             program=Program.parse(code),
             limit=self.timeout if timeout is None else check_timeout(timeout, maximum=self.max_timeout),
             inputs=inputs,
@@ -373,6 +375,8 @@ class Executor:
             session=options.get("session"),
             resources=options.get("resources"),
         )
+        named = options.get("execution_id")
+        return replace(run, execution_id=named) if named else run
 
     @property
     def sessions(self) -> list[str]:

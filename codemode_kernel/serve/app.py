@@ -433,6 +433,7 @@ async def _run(
         on_call=background.on_call,
         on_progress=background.on_progress,
         on_note=background.on_note,
+        execution_id=background.execution_id,
     )
     background.job = job
     try:

@@ -68,6 +68,8 @@ class BackgroundRun:
     """Runs the program and makes its final answer (admission, the run, the stored whole): on serve's loop."""
     handle: str = ""
     """The id its client names it by (given when it is kept past its first wait)."""
+    execution_id: str = field(default_factory=lambda: secrets.token_hex(6))
+    """Its run's id, chosen before the run starts, so a run kept while still queued keeps it."""
     job: Job | None = None
     """Set once the program started (it may wait for a free place first)."""
     cursor: JobCursor = field(default_factory=JobCursor)
@@ -196,8 +198,8 @@ class BackgroundRuns:
         The handle is its execution id, with a random part when it has no scope (then the only key to it).
         """
         self._sweep()
-        execution_id = run.job.execution_id if run.job is not None else secrets.token_hex(6)
-        run.handle = execution_id if run.scope is not None else f"{execution_id}~{secrets.token_urlsafe(12)}"
+        ident = run.execution_id
+        run.handle = ident if run.scope is not None else f"{ident}~{secrets.token_urlsafe(12)}"
         run.answer_task.add_done_callback(lambda _: self._ended(run))
         self._runs[run.handle] = run
 

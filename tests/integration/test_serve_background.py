@@ -256,3 +256,22 @@ def test_fifty_background_executions_hold_memory_flat(tmp_path: Path) -> None:
     grown = (sizes[2] - sizes[0]) / 2**20
     print(f"serve's RSS after each batch of 50: {[round(size / 2**20, 1) for size in sizes]} MiB")
     assert grown < 15, f"serve's memory grew {grown:.1f} MiB over two more batches of 50: {sizes}"
+
+
+def test_a_program_kept_while_queued_ends_under_the_id_its_first_answer_gave(tmp_path: Path) -> None:
+    config = _project(tmp_path, poolSize=1, queueLimit=4)
+    holder = "import time\nprint('holding')\ntime.sleep(60)"
+
+    async def session() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with Client(stdio_client(stdio_params(tmp_path, config))) as client:
+            held = _record(await client.call_tool("execute_python", {"code": holder, "wait_s": 2}))
+            queued = _record(await client.call_tool("execute_python", {"code": "'second'", "wait_s": 0.5}))
+            await client.call_tool("cancel_execution", {"execution_id": held["execution_id"]})
+            ident = queued["execution_id"]
+            final = _record(await client.call_tool("wait_execution", {"execution_id": ident, "wait_s": 30}))
+            return queued, final
+
+    queued, final = anyio.run(session)
+    assert queued["status"] == "queued", queued
+    assert final["status"] == "ok" and final["value"]["text"] == "second"
+    assert final["execution_id"] == queued["execution_id"]
