@@ -156,9 +156,13 @@ class Job:
         def on_note(note: NoteRecord) -> None:
             with self._lock:
                 self._notes.append(note)
-            self._wake(note=True)
-            if watchers.on_note is not None:
-                watchers.on_note(note)
+            try:
+                if watchers.on_note is not None:
+                    # Before the wake: a caller's view that sends the note (serve's progress) has it queued
+                    # by the time the waiter it wakes answers, and so sends it within that answer's call.
+                    watchers.on_note(note)
+            finally:
+                self._wake(note=True)
 
         def on_node(attempts: list[NodeAttempt]) -> None:
             with self._lock:
