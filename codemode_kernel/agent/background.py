@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..executor.jobs import Job, JobCursor, JobUpdate
+from ..executor.jobs import Job, JobCursor, JobUpdate, first_line
 from .record import AgentAction
 
 __all__ = ["BackgroundProgram", "BackgroundPrograms"]
@@ -54,9 +54,7 @@ class BackgroundProgram:
             state = "cancelling" if self.job.cancelling else "running"
         else:
             state = result.status + ("" if self.collected else ", its result not read yet")
-        first = next((line.strip() for line in self.job.code.splitlines() if line.strip()), "")
-        first = first if len(first) <= 80 else first[:77] + "..."
-        return f"{self.execution_id}: {state}, {self.job.elapsed():.1f} s, {first}"
+        return f"{self.execution_id}: {state}, {self.job.elapsed():.1f} s, {first_line(self.job.code)}"
 
 
 class BackgroundPrograms:

@@ -29,9 +29,15 @@ from .execution import Watchers
 from .result import ExecutionResult
 from .run import Run
 
-__all__ = ["Job", "JobCursor", "JobUpdate"]
+__all__ = ["Job", "JobCursor", "JobUpdate", "first_line"]
 
 JobState = Literal["running", "ended"]
+
+
+def first_line(code: str, limit: int = 80) -> str:
+    """A program's first non-empty line, cut to ``limit`` characters: how listings of runs name it."""
+    line = next((text.strip() for text in code.splitlines() if text.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)

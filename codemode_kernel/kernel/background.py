@@ -36,7 +36,7 @@ from ..approvals import ApprovalRequest, PromptApprover
 from ..core.errors import JobNotFoundError
 from ..core.records import JobEntry
 from ..executor import ExecutionResult
-from ..executor.jobs import Job
+from ..executor.jobs import Job, first_line
 from ..views.live import LiveView
 from ..worker.values import decode_value
 from .pump import DONE, pump
@@ -207,8 +207,7 @@ class BackgroundRuns(Mapping[str, BackgroundRun]):
         job = start_job(events.put)
         job.future.add_done_callback(lambda _: events.put(DONE))
         job.future.add_done_callback(lambda _: self._changed())
-        first_line = next((line.strip() for line in code.splitlines() if line.strip()), "")
-        run = BackgroundRun(job, out, first_line)
+        run = BackgroundRun(job, out, first_line(code, limit=10_000))
         with self._lock:
             self._runs[run.id] = run
             ended = [key for key, kept in self._runs.items() if kept.job.done]

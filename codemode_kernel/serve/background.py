@@ -27,7 +27,7 @@ from ..approvals import ApprovalRequest, Decision
 from ..calllog import CallRecord
 from ..core.records import NoteRecord
 from ..elicitation import Answer, Question
-from ..executor.jobs import Job, JobCursor, JobUpdate
+from ..executor.jobs import Job, JobCursor, JobUpdate, first_line
 from .approval import ClientApprover
 from .client_tools import ClientRun
 from .progress import ProgressRelay
@@ -181,8 +181,7 @@ class BackgroundRun:
 
     def first_line(self) -> str:
         """The program's first non-empty line, for listings."""
-        line = next((text.strip() for text in self.code.splitlines() if text.strip()), "")
-        return line if len(line) <= 80 else line[:77] + "..."
+        return first_line(self.code)
 
 
 class BackgroundRuns:
